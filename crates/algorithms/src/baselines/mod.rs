@@ -1,0 +1,3 @@
+//! Baselines the papers compare against.
+
+pub mod euclidean;

@@ -1,0 +1,37 @@
+//! dyad-algorithms: the learners of the dyad papers and their baselines.
+//!
+//! One module per paper family, each with its variants; `baselines/` beside them. Learners
+//! know nothing of files, specs or plots: they train on a [`dyad_core::LabeledSet`], draw
+//! randomness from the [`dyad_core::Rng`] they are given, and report their model at the
+//! checkpoints of a [`dyad_core::Schedule`] to an [`dyad_core::Observer`], with the solver
+//! clock paused while it evaluates.
+
+pub mod baselines;
+pub mod oasis;
+
+use dyad_core::{CoreError, LabeledSet, Observer, Rng, Schedule};
+
+/// Errors a learner can raise.
+#[derive(Debug, thiserror::Error)]
+pub enum AlgoError {
+    #[error(transparent)]
+    Data(#[from] CoreError),
+    #[error("invalid parameter: {0}")]
+    Param(String),
+}
+
+/// A learner of a similarity function from labelled data.
+pub trait Learner: Send + Sync {
+    /// Train on `train`, reporting the model at every step of `schedule` up to its budget
+    /// (learners without a notion of steps report once, at step 0).
+    fn fit(
+        &self,
+        train: &LabeledSet,
+        schedule: &Schedule,
+        rng: &mut Rng,
+        obs: &mut dyn Observer,
+    ) -> Result<(), AlgoError>;
+
+    /// Whether training proceeds in steps (so early stopping over a checkpoint grid applies).
+    fn is_iterative(&self) -> bool;
+}

@@ -1,0 +1,250 @@
+//! `dyad`: run, reproduce, report and check the experiments of the dyad papers.
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Parser, Subcommand};
+use dyad_harness::profile::Profile;
+use dyad_harness::results::ExperimentResults;
+use dyad_harness::run::{Progress, RunOptions, execute};
+use dyad_harness::{Workspace, check, data};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "dyad", version, about = "Reproduce the dyad papers' figures and tables")]
+struct Cli {
+    /// Directory of experiment specs (`<paper>/<figure>.toml`).
+    #[arg(long, global = true, default_value = "experiments")]
+    experiments: PathBuf,
+    /// Results directory: cache, tables, figures and reports.
+    #[arg(long, global = true, default_value = "results")]
+    results: PathBuf,
+    /// Where real data sets are looked for [default: $DYAD_DATA_DIR, else datasets/].
+    #[arg(long, global = true)]
+    data_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Args, Clone)]
+struct RunArgs {
+    /// `quick` (CI-sized) or `paper` (the paper's sizes).
+    #[arg(long, default_value = "paper")]
+    profile: Profile,
+    /// Keep running other cells after a failure (default: stop at the first).
+    #[arg(long)]
+    keep_going: bool,
+    /// Worker threads (default: one per core). Results do not depend on it.
+    #[arg(long)]
+    threads: Option<usize>,
+    /// No progress output.
+    #[arg(long)]
+    quiet: bool,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run experiment specs (files, or ids like `oasis/fig5`), then write their tables and figures.
+    Run {
+        #[arg(required = true)]
+        specs: Vec<String>,
+        #[command(flatten)]
+        run: RunArgs,
+    },
+    /// Run a paper (`oasis`), a figure (`oasis/fig5`) or everything, then write the report.
+    Reproduce {
+        targets: Vec<String>,
+        #[command(flatten)]
+        run: RunArgs,
+    },
+    /// List experiments and how many of their cells are cached.
+    List {
+        #[arg(long, default_value = "paper")]
+        profile: Profile,
+    },
+    /// Rebuild tables, figures and the report from cached cells.
+    Report {
+        #[arg(long, default_value = "paper")]
+        profile: Profile,
+    },
+    /// Compare cached results with every spec's expectation bands; non-zero exit names each
+    /// metric outside its band.
+    Check {
+        targets: Vec<String>,
+        #[arg(long, default_value = "paper")]
+        profile: Profile,
+    },
+    /// Data sets: what is present, and verification of real files.
+    Data {
+        #[command(subcommand)]
+        command: DataCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum DataCommand {
+    /// Every registered data set: real or stand-in, present or not.
+    List,
+    /// Read a real data set and check its content identity.
+    Verify { name: String },
+}
+
+fn main() -> ExitCode {
+    match real_main() {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn real_main() -> Result<ExitCode> {
+    let cli = Cli::parse();
+    let ws = Workspace {
+        experiments: cli.experiments.clone(),
+        results: cli.results.clone(),
+        data_dir: cli.data_dir.clone().unwrap_or_else(data::DataContext::default_data_dir),
+    };
+    match cli.command {
+        Command::Run { specs, run } => run_and_write(&ws, &specs, &run, false),
+        Command::Reproduce { targets, run } => run_and_write(&ws, &targets, &run, true),
+        Command::List { profile } => list(&ws, profile),
+        Command::Report { profile } => {
+            let ctx = ws.data_context();
+            let plans = ws.plan(&ws.select_specs(&[])?, profile, &ctx)?;
+            let [html, md] = ws.report(&plans, profile)?;
+            println!("report: {} and {}", html.display(), md.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Check { targets, profile } => check_bands(&ws, &targets, profile),
+        Command::Data { command } => data_command(&ws, command),
+    }
+}
+
+fn run_and_write(ws: &Workspace, targets: &[String], args: &RunArgs, with_report: bool) -> Result<ExitCode> {
+    let ctx = ws.data_context();
+    let specs = ws.select_specs(targets)?;
+    let plans = ws.plan(&specs, args.profile, &ctx)?;
+    for p in &plans {
+        for d in &p.datasets {
+            eprintln!("{} data `{}`: {}", p.spec.id, d.id, d.resolved.note);
+        }
+    }
+    let opts = RunOptions {
+        results: ws.results.clone(),
+        keep_going: args.keep_going,
+        threads: args.threads,
+        progress: if args.quiet { Progress::Quiet } else { Progress::Auto },
+    };
+    let summary = execute(&plans, &opts);
+    eprintln!(
+        "cells: {} total, {} cached, {} computed, {} failed, {} not started; data sets loaded: {}",
+        summary.total,
+        summary.cached,
+        summary.computed,
+        summary.failed.len(),
+        summary.skipped,
+        summary.datasets_loaded
+    );
+    for w in ws.outputs(&plans)? {
+        if w.missing == 0 {
+            for f in w.tables.iter().chain(&w.figures) {
+                eprintln!("wrote {}", f.display());
+            }
+        } else {
+            eprintln!("{}: {} cells missing; no table or figure written", w.experiment, w.missing);
+        }
+    }
+    if with_report {
+        let all = ws.plan(&ws.select_specs(&[])?, args.profile, &ctx)?;
+        let [html, md] = ws.report(&all, args.profile)?;
+        eprintln!("report: {} and {}", html.display(), md.display());
+    }
+    if !summary.failed.is_empty() {
+        for f in &summary.failed {
+            eprintln!("FAILED {}: {}", f.cell, f.error);
+        }
+        bail!("{} cell(s) failed", summary.failed.len());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn list(ws: &Workspace, profile: Profile) -> Result<ExitCode> {
+    let ctx = ws.data_context();
+    let plans = ws.plan(&ws.select_specs(&[])?, profile, &ctx)?;
+    let cache = ws.cache();
+    println!("{:<24} {:<16} {:>13}  {}", "experiment", "figure", "cells cached", "title / data");
+    for p in &plans {
+        let res = ExperimentResults::load(p, &cache);
+        println!(
+            "{:<24} {:<16} {:>6}/{:<6}  {}",
+            p.spec.id,
+            p.spec.spec.figure,
+            res.cells.len() - res.missing(),
+            res.cells.len(),
+            p.spec.spec.title
+        );
+        for d in &p.datasets {
+            println!("{:<57}  {}: {}", "", d.id, d.resolved.note);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn check_bands(ws: &Workspace, targets: &[String], profile: Profile) -> Result<ExitCode> {
+    let ctx = ws.data_context();
+    let plans = ws.plan(&ws.select_specs(targets)?, profile, &ctx)?;
+    let cache = ws.cache();
+    let mut failures = Vec::new();
+    let mut n = 0;
+    for p in &plans {
+        for line in check::check(&ExperimentResults::load(p, &cache)) {
+            n += 1;
+            let value = line.value.map_or("—".to_string(), |v| format!("{v:.4}"));
+            let status = if line.ok { "ok  " } else { "FAIL" };
+            println!("{status} {:<20} {:<44} {value:>8} in [{}, {}]", line.experiment, line.what, line.min, line.max);
+            if !line.ok {
+                failures.push(format!(
+                    "{} {}: {}",
+                    line.experiment,
+                    line.what,
+                    line.problem.unwrap_or_default()
+                ));
+            }
+        }
+    }
+    if failures.is_empty() {
+        println!("all {n} expectations within their bands (profile {profile})");
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!("{} of {n} expectations outside their bands (profile {profile}):", failures.len());
+        for f in &failures {
+            eprintln!("  {f}");
+        }
+        Ok(ExitCode::from(1))
+    }
+}
+
+fn data_command(ws: &Workspace, cmd: DataCommand) -> Result<ExitCode> {
+    match cmd {
+        DataCommand::List => {
+            println!("data directory: {}", ws.data_dir.display());
+            for p in data::PROVIDERS {
+                let status = data::presence(p, &ws.data_dir);
+                println!("{:<20} {:<46} {}", p.name, status, p.description);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        DataCommand::Verify { name } => {
+            let p = data::provider(&name).with_context(|| {
+                format!(
+                    "unknown data set `{name}` (known: {})",
+                    data::PROVIDERS.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+                )
+            })?;
+            let v = data::verify(p, &ws.data_dir)?;
+            println!("{v}");
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

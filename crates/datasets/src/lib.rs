@@ -1,0 +1,75 @@
+//! dyad-datasets: readers for the papers' public data formats, the feature pipelines that
+//! turn them into the papers' representations, and seeded synthetic stand-ins for data that is
+//! absent or proprietary.
+//!
+//! Every loader returns typed [`DataError`]s that name the file and the byte offset (or line)
+//! where the input stopped making sense; no input makes a loader panic. Every data set has a
+//! *content identity* ([`ContentId`]): a hash of its canonical decoded content, so the same
+//! data repacked (gzip or plain, another file name spelling) keeps its identity.
+
+pub mod formats;
+pub mod identity;
+pub mod mnist;
+pub mod synthetic;
+
+pub use identity::{ContentHasher, ContentId};
+
+use std::path::{Path, PathBuf};
+
+/// Errors raised while locating, reading or generating data.
+#[derive(Debug, thiserror::Error)]
+pub enum DataError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: at byte {offset}: expected {expected}, found {found}")]
+    Format {
+        path: PathBuf,
+        offset: u64,
+        expected: String,
+        found: String,
+    },
+    #[error("{path}: corrupt compressed stream after {offset} decompressed bytes: {detail}")]
+    Corrupt {
+        path: PathBuf,
+        offset: u64,
+        detail: String,
+    },
+    #[error("{path}: {message}")]
+    Inconsistent { path: PathBuf, message: String },
+    #[error("data set `{name}` not found in {dir}: looked for {tried}. {hint}")]
+    Missing {
+        name: String,
+        dir: PathBuf,
+        tried: String,
+        hint: String,
+    },
+    #[error("invalid data parameter: {0}")]
+    Param(String),
+}
+
+impl DataError {
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
+        DataError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    pub(crate) fn format(
+        path: &Path,
+        offset: u64,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+    ) -> Self {
+        DataError::Format {
+            path: path.to_path_buf(),
+            offset,
+            expected: expected.into(),
+            found: found.into(),
+        }
+    }
+}

@@ -1,0 +1,2 @@
+pub mod caltech;
+pub mod mnist;

@@ -1,0 +1,67 @@
+//! `dyad check`: compare cached results with every spec's expectation bands.
+
+use crate::results::{ExperimentResults, Stat};
+use crate::spec::Expectation;
+
+/// One expectation's outcome.
+#[derive(Debug, Clone)]
+pub struct CheckLine {
+    pub experiment: String,
+    pub what: String,
+    pub min: f64,
+    pub max: f64,
+    /// Our mean over repeats, when available.
+    pub value: Option<f64>,
+    pub ok: bool,
+    pub problem: Option<String>,
+}
+
+fn describe(e: &Expectation) -> String {
+    format!(
+        "{} {} {}{} ({})",
+        e.dataset,
+        e.solver,
+        e.metric,
+        e.k.map(|k| format!("@{k}")).unwrap_or_default(),
+        e.set
+    )
+}
+
+/// Check every expectation of one experiment.
+pub fn check(res: &ExperimentResults<'_>) -> Vec<CheckLine> {
+    let profile = res.plan.profile;
+    res.plan
+        .spec
+        .spec
+        .expect
+        .iter()
+        .map(|e| {
+            let (min, max) = (*e.min.at(profile), *e.max.at(profile));
+            let mut line = CheckLine {
+                experiment: res.plan.spec.id.clone(),
+                what: describe(e),
+                min,
+                max,
+                value: None,
+                ok: false,
+                problem: None,
+            };
+            if !res.complete() {
+                line.problem = Some(format!("not run ({} cells missing)", res.missing()));
+                return line;
+            }
+            match res.select(&e.selector()) {
+                Ok(v) => {
+                    let m = Stat::of(&v).expect("non-empty").mean;
+                    line.value = Some(m);
+                    line.ok = (min..=max).contains(&m);
+                    if !line.ok {
+                        line.problem = Some(format!("{m:.4} outside [{min}, {max}]"));
+                    }
+                }
+                Err(err) => line.problem = Some(err),
+            }
+            line
+        })
+        .collect()
+}

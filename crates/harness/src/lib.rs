@@ -1,0 +1,200 @@
+//! dyad-harness: declarative experiments from spec to report.
+//!
+//! The flow of one experiment ([`Workspace`] ties it together):
+//!
+//! 1. [`spec`]: parse `experiments/<paper>/<figure>.toml` strictly;
+//! 2. [`plan`]: expand it for a [`profile::Profile`] into cells with content-hashed keys;
+//! 3. [`run`]: compute the missing cells in parallel, each stored atomically in [`cache`];
+//! 4. [`results`]: one tidy table per experiment (polars; parquet and CSV);
+//! 5. [`plots`] and [`report`]: SVG/PNG figures and `index.html` / `REPORT.md` with our
+//!    numbers beside the paper's and a verdict per claim ([`claims`]);
+//! 6. [`check`]: expectation bands for CI.
+
+pub mod cache;
+pub mod check;
+pub mod claims;
+pub mod data;
+pub mod plan;
+pub mod plots;
+pub mod profile;
+pub mod provenance;
+pub mod registry;
+pub mod report;
+pub mod results;
+pub mod run;
+pub mod spec;
+pub mod srchash;
+pub mod tasks;
+
+use cache::Cache;
+use data::DataContext;
+use plan::Plan;
+use profile::Profile;
+use results::ExperimentResults;
+use spec::{LoadedSpec, SpecError};
+use std::path::{Path, PathBuf};
+
+/// Errors of the harness, each naming what failed.
+#[derive(Debug, thiserror::Error)]
+pub enum HarnessError {
+    #[error("{}", .0.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"))]
+    Specs(Vec<SpecError>),
+    #[error("{0}")]
+    Other(String),
+}
+
+/// The places an invocation works with.
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    /// `experiments/`: one directory per paper.
+    pub experiments: PathBuf,
+    /// `results/`: cache, tables, reports.
+    pub results: PathBuf,
+    /// Where real data is looked for.
+    pub data_dir: PathBuf,
+}
+
+/// What `outputs` wrote for one experiment.
+#[derive(Debug, Clone)]
+pub struct Written {
+    pub experiment: String,
+    pub tables: Vec<PathBuf>,
+    pub figures: Vec<PathBuf>,
+    /// Cells still missing (nothing is written for an incomplete experiment).
+    pub missing: usize,
+}
+
+impl Workspace {
+    pub fn data_context(&self) -> DataContext {
+        DataContext::new(self.data_dir.clone(), self.results.join("cache").join("data-identity.json"))
+    }
+
+    pub fn cache(&self) -> Cache {
+        Cache::new(&self.results)
+    }
+
+    /// Specs matching `targets`: empty = all; `paper`; `paper/name`; or a path to a file.
+    pub fn select_specs(&self, targets: &[String]) -> Result<Vec<LoadedSpec>, HarnessError> {
+        let all = spec::discover(&self.experiments).map_err(|e| {
+            HarnessError::Other(format!("{}: {e} (run from the workspace root or pass --experiments)", self.experiments.display()))
+        })?;
+        let mut chosen: Vec<PathBuf> = Vec::new();
+        if targets.is_empty() {
+            chosen = all;
+        } else {
+            for t in targets {
+                let as_path = Path::new(t);
+                let hits: Vec<PathBuf> = if t.ends_with(".toml") {
+                    vec![as_path.to_path_buf()]
+                } else {
+                    all.iter()
+                        .filter(|p| {
+                            let id = spec_id_of(p);
+                            id == *t || id.split('/').next() == Some(t.as_str())
+                        })
+                        .cloned()
+                        .collect()
+                };
+                if hits.is_empty() {
+                    let known: Vec<String> = all.iter().map(|p| spec_id_of(p)).collect();
+                    return Err(HarnessError::Other(format!(
+                        "no experiment matches `{t}` (known: {})",
+                        known.join(", ")
+                    )));
+                }
+                for h in hits {
+                    if !chosen.contains(&h) {
+                        chosen.push(h);
+                    }
+                }
+            }
+        }
+        let mut specs = Vec::new();
+        let mut errors = Vec::new();
+        for p in chosen {
+            match LoadedSpec::load(&p) {
+                Ok(s) => specs.push(s),
+                Err(e) => errors.push(e),
+            }
+        }
+        if errors.is_empty() { Ok(specs) } else { Err(HarnessError::Specs(errors)) }
+    }
+
+    /// Expand specs for a profile; every spec error is reported, not only the first.
+    pub fn plan(&self, specs: &[LoadedSpec], profile: Profile, ctx: &DataContext) -> Result<Vec<Plan>, HarnessError> {
+        let mut plans = Vec::new();
+        let mut errors = Vec::new();
+        for s in specs {
+            match plan::plan(s, profile, ctx) {
+                Ok(p) => plans.push(p),
+                Err(e) => errors.push(e),
+            }
+        }
+        if errors.is_empty() { Ok(plans) } else { Err(HarnessError::Specs(errors)) }
+    }
+
+    /// Tables (for every complete experiment) and figures into the profile's report directory.
+    pub fn outputs(&self, plans: &[Plan]) -> Result<Vec<Written>, HarnessError> {
+        let cache = self.cache();
+        let mut out = Vec::new();
+        for p in plans {
+            let res = ExperimentResults::load(p, &cache);
+            let mut w = Written {
+                experiment: p.spec.id.clone(),
+                tables: Vec::new(),
+                figures: Vec::new(),
+                missing: res.missing(),
+            };
+            if res.complete() {
+                let tables = self.results.join("tables").join(p.profile.as_str());
+                w.tables = res.write_tables(&tables).map_err(HarnessError::Other)?.to_vec();
+                let figs = report::report_dir(&self.results, p.profile).join("figures");
+                for plot in &p.spec.spec.plots {
+                    let stem = format!("{}-{}", p.spec.id.replace('/', "-"), plot.id);
+                    let paths = plots::render(&res, plot, &figs, &stem)
+                        .map_err(|e| HarnessError::Other(format!("{}: plot `{}`: {e}", p.spec.id, plot.id)))?;
+                    w.figures.extend(paths);
+                }
+            }
+            out.push(w);
+        }
+        Ok(out)
+    }
+
+    /// Write the report of `plans` (figures and tables are rewritten first); returns the
+    /// paths of `index.html` and `REPORT.md`.
+    pub fn report(&self, plans: &[Plan], profile: Profile) -> Result<[PathBuf; 2], HarnessError> {
+        let written = self.outputs(plans)?;
+        let cache = self.cache();
+        let sections: Vec<report::Section<'_>> = plans
+            .iter()
+            .zip(&written)
+            .map(|(p, w)| report::Section {
+                results: ExperimentResults::load(p, &cache),
+                figures: w
+                    .figures
+                    .iter()
+                    .filter(|f| f.extension().is_some_and(|x| x == "png"))
+                    .filter_map(|f| f.file_name())
+                    .map(|n| format!("figures/{}", n.to_string_lossy()))
+                    .collect(),
+                tables: w.tables.clone(),
+            })
+            .collect();
+        let doc = report::document(&sections, profile);
+        let dir = report::report_dir(&self.results, profile);
+        let html = dir.join("index.html");
+        let md = dir.join("REPORT.md");
+        let io = |p: &Path, e: std::io::Error| HarnessError::Other(format!("{}: {e}", p.display()));
+        cache::write_atomic(&html, report::to_html(&doc).as_bytes()).map_err(|e| io(&html, e))?;
+        cache::write_atomic(&md, report::to_markdown(&doc).as_bytes()).map_err(|e| io(&md, e))?;
+        Ok([html, md])
+    }
+}
+
+/// `<paper>/<stem>` of a spec path.
+pub fn spec_id_of(p: &Path) -> String {
+    let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    let dir = p.parent().and_then(|d| d.file_name()).and_then(|s| s.to_str()).unwrap_or("");
+    format!("{dir}/{stem}")
+}

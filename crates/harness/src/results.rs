@@ -1,0 +1,316 @@
+//! Results of one experiment: its cells' records as a tidy table (polars, written as parquet
+//! and CSV with provenance columns), and the statistics plots, reports and checks read.
+
+use crate::cache::{Cache, CellResult};
+use crate::plan::Plan;
+use crate::spec::{At, Selector, XAxis};
+use polars::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// Mean, standard deviation (n-1), standard error of the mean and count.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stat {
+    pub mean: f64,
+    pub sd: f64,
+    pub sem: f64,
+    pub n: usize,
+}
+
+impl Stat {
+    pub fn of(values: &[f64]) -> Option<Stat> {
+        let n = values.len();
+        if n == 0 {
+            return None;
+        }
+        let mean = values.iter().sum::<f64>() / n as f64;
+        let sd = if n > 1 {
+            (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
+        } else {
+            0.0
+        };
+        Some(Stat {
+            mean,
+            sd,
+            sem: sd / (n as f64).sqrt(),
+            n,
+        })
+    }
+}
+
+/// A plan with whatever of its cells is cached.
+pub struct ExperimentResults<'a> {
+    pub plan: &'a Plan,
+    /// Aligned with `plan.cells`.
+    pub cells: Vec<Option<CellResult>>,
+}
+
+/// The point of a curve.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CurvePoint {
+    pub x: f64,
+    pub y: Stat,
+}
+
+impl<'a> ExperimentResults<'a> {
+    pub fn load(plan: &'a Plan, cache: &Cache) -> Self {
+        let cells = plan.cells.iter().map(|c| cache.get(&c.key)).collect();
+        Self { plan, cells }
+    }
+
+    pub fn missing(&self) -> usize {
+        self.cells.iter().filter(|c| c.is_none()).count()
+    }
+
+    pub fn complete(&self) -> bool {
+        self.missing() == 0
+    }
+
+    /// Indices of the solver instances a selector's `solver` names: by label, else by
+    /// registry name.
+    pub fn solvers_named(&self, name: &str) -> Vec<usize> {
+        let by_label: Vec<usize> = (0..self.plan.solvers.len())
+            .filter(|&i| self.plan.solvers[i].label == name)
+            .collect();
+        if !by_label.is_empty() {
+            return by_label;
+        }
+        (0..self.plan.solvers.len())
+            .filter(|&i| self.plan.solvers[i].name == name)
+            .collect()
+    }
+
+    fn dataset_index(&self, id: &str) -> Option<usize> {
+        self.plan.datasets.iter().position(|d| d.id == id)
+    }
+
+    /// Cached cells of one data set and solver instance.
+    fn cells_of(&self, dataset: usize, solver: usize) -> impl Iterator<Item = &CellResult> {
+        self.plan
+            .cells
+            .iter()
+            .zip(&self.cells)
+            .filter(move |(c, _)| c.dataset == dataset && c.solver == solver)
+            .filter_map(|(_, r)| r.as_ref())
+    }
+
+    /// One value per cached repeat for a selector. Errors name what could not be matched.
+    pub fn select(&self, sel: &Selector) -> Result<Vec<f64>, String> {
+        let ds = match &sel.dataset {
+            Some(id) => vec![self.dataset_index(id).ok_or(format!("no data set `{id}`"))?],
+            None => (0..self.plan.datasets.len()).collect(),
+        };
+        let solvers = match &sel.solver {
+            Some(s) => self.solvers_named(s),
+            None => (0..self.plan.solvers.len()).collect(),
+        };
+        if solvers.len() != 1 || ds.len() != 1 {
+            return Err(format!(
+                "selector must name exactly one data set and one solver (matched {} and {})",
+                ds.len(),
+                solvers.len()
+            ));
+        }
+        let mut values = Vec::new();
+        for cell in self.cells_of(ds[0], solvers[0]) {
+            let matching = cell.records.iter().filter(|r| {
+                r.set == sel.set && r.metric == sel.metric && r.k == sel.k
+            });
+            let pick = match sel.at {
+                At::Last => matching.max_by_key(|r| r.step),
+                At::Best => matching.max_by(|a, b| a.value.total_cmp(&b.value)),
+                At::Step(s) => matching.into_iter().find(|r| r.step == s),
+            };
+            if let Some(r) = pick {
+                values.push(r.value);
+            }
+        }
+        if values.is_empty() {
+            return Err(format!(
+                "no records for metric `{}`{} on set `{}`",
+                sel.metric,
+                sel.k.map(|k| format!("@{k}")).unwrap_or_default(),
+                sel.set
+            ));
+        }
+        Ok(values)
+    }
+
+    /// A curve of `metric` on `set` against `x`, averaged over repeats (points present in
+    /// every cached repeat only). For `x = k`, each repeat's last step is used.
+    pub fn curve(&self, dataset: usize, solver: usize, set: &str, metric: &str, x: XAxis) -> Vec<CurvePoint> {
+        let cells: Vec<&CellResult> = self.cells_of(dataset, solver).collect();
+        let mut by_x: std::collections::BTreeMap<u64, (Vec<f64>, Vec<f64>)> = Default::default();
+        for cell in &cells {
+            let recs = cell.records.iter().filter(|r| r.set == set && r.metric == metric);
+            let last = recs.clone().map(|r| r.step).max();
+            for r in recs {
+                let key = match x {
+                    XAxis::K => {
+                        if Some(r.step) != last {
+                            continue;
+                        }
+                        match r.k {
+                            Some(k) => u64::from(k),
+                            None => continue,
+                        }
+                    }
+                    XAxis::Step | XAxis::Seconds => {
+                        if r.k.is_some() {
+                            continue;
+                        }
+                        r.step
+                    }
+                };
+                let e = by_x.entry(key).or_default();
+                e.0.push(r.value);
+                e.1.push(r.seconds);
+            }
+        }
+        by_x.into_iter()
+            .filter(|(_, (v, _))| v.len() == cells.len())
+            .filter_map(|(k, (v, secs))| {
+                let x = match x {
+                    XAxis::Seconds => secs.iter().sum::<f64>() / secs.len() as f64,
+                    _ => k as f64,
+                };
+                Stat::of(&v).map(|y| CurvePoint { x, y })
+            })
+            .collect()
+    }
+
+    /// The tidy table: one row per record, with provenance columns.
+    pub fn dataframe(&self) -> PolarsResult<DataFrame> {
+        let p = self.plan;
+        let mut cols: Cols = Cols::default();
+        for (cell, r) in p.cells.iter().zip(&self.cells) {
+            let Some(r) = r else { continue };
+            let d = &p.datasets[cell.dataset];
+            let sv = &p.solvers[cell.solver];
+            for rec in &r.records {
+                cols.experiment.push(p.spec.id.clone());
+                cols.figure.push(p.spec.spec.figure.clone());
+                cols.profile.push(p.profile.as_str().to_string());
+                cols.dataset.push(d.id.clone());
+                cols.dataset_name.push(r.dataset.clone());
+                cols.dataset_identity.push(r.dataset_identity.clone());
+                cols.synthetic.push(r.synthetic);
+                cols.solver.push(r.solver.clone());
+                cols.label.push(sv.label.clone());
+                cols.params.push(r.params.to_string());
+                cols.repeat.push(r.repeat);
+                cols.seed.push(r.seed);
+                cols.set.push(rec.set.clone());
+                cols.metric.push(rec.metric.clone());
+                cols.step.push(rec.step);
+                cols.k.push(rec.k);
+                cols.solver_seconds.push(rec.seconds);
+                cols.value.push(rec.value);
+                cols.selected_step.push(r.selected_step);
+                cols.train_seconds.push(r.train_seconds);
+                cols.selection_seconds.push(r.selection_seconds);
+                cols.eval_seconds.push(r.eval_seconds);
+                cols.cell_key.push(r.key.clone());
+                cols.git_commit.push(r.git_commit.clone());
+                cols.dyad_version.push(r.dyad_version.clone());
+            }
+        }
+        cols.into_frame()
+    }
+
+    /// Write `<dir>/<name>.parquet` and `<dir>/<name>.csv` atomically.
+    pub fn write_tables(&self, dir: &Path) -> Result<[PathBuf; 2], String> {
+        let mut df = self.dataframe().map_err(|e| e.to_string())?;
+        let name = self.plan.spec.id.replace('/', "-");
+        let mut parquet = Vec::new();
+        ParquetWriter::new(&mut parquet).finish(&mut df).map_err(|e| e.to_string())?;
+        let mut csv = Vec::new();
+        CsvWriter::new(&mut csv).finish(&mut df).map_err(|e| e.to_string())?;
+        let paths = [dir.join(format!("{name}.parquet")), dir.join(format!("{name}.csv"))];
+        for (p, bytes) in paths.iter().zip([parquet, csv]) {
+            crate::cache::write_atomic(p, &bytes).map_err(|e| format!("{}: {e}", p.display()))?;
+        }
+        Ok(paths)
+    }
+}
+
+#[derive(Default)]
+struct Cols {
+    experiment: Vec<String>,
+    figure: Vec<String>,
+    profile: Vec<String>,
+    dataset: Vec<String>,
+    dataset_name: Vec<String>,
+    dataset_identity: Vec<String>,
+    synthetic: Vec<bool>,
+    solver: Vec<String>,
+    label: Vec<String>,
+    params: Vec<String>,
+    repeat: Vec<u32>,
+    seed: Vec<u64>,
+    set: Vec<String>,
+    metric: Vec<String>,
+    step: Vec<u64>,
+    k: Vec<Option<u32>>,
+    solver_seconds: Vec<f64>,
+    value: Vec<f64>,
+    selected_step: Vec<Option<u64>>,
+    train_seconds: Vec<f64>,
+    selection_seconds: Vec<f64>,
+    eval_seconds: Vec<f64>,
+    cell_key: Vec<String>,
+    git_commit: Vec<String>,
+    dyad_version: Vec<String>,
+}
+
+impl Cols {
+    fn into_frame(self) -> PolarsResult<DataFrame> {
+        let h = self.value.len();
+        let c = |n: &str, s: Series| s.with_name(n.into()).into_column();
+        DataFrame::new(
+            h,
+            vec![
+                c("experiment", Series::new("".into(), self.experiment)),
+                c("figure", Series::new("".into(), self.figure)),
+                c("profile", Series::new("".into(), self.profile)),
+                c("dataset", Series::new("".into(), self.dataset)),
+                c("dataset_name", Series::new("".into(), self.dataset_name)),
+                c("dataset_identity", Series::new("".into(), self.dataset_identity)),
+                c("synthetic", Series::new("".into(), self.synthetic)),
+                c("solver", Series::new("".into(), self.solver)),
+                c("label", Series::new("".into(), self.label)),
+                c("params", Series::new("".into(), self.params)),
+                c("repeat", Series::new("".into(), self.repeat)),
+                c("seed", Series::new("".into(), self.seed)),
+                c("set", Series::new("".into(), self.set)),
+                c("metric", Series::new("".into(), self.metric)),
+                c("step", Series::new("".into(), self.step)),
+                c("k", Series::new("".into(), self.k)),
+                c("solver_seconds", Series::new("".into(), self.solver_seconds)),
+                c("value", Series::new("".into(), self.value)),
+                c("selected_step", Series::new("".into(), self.selected_step)),
+                c("train_seconds", Series::new("".into(), self.train_seconds)),
+                c("selection_seconds", Series::new("".into(), self.selection_seconds)),
+                c("eval_seconds", Series::new("".into(), self.eval_seconds)),
+                c("cell_key", Series::new("".into(), self.cell_key)),
+                c("git_commit", Series::new("".into(), self.git_commit)),
+                c("dyad_version", Series::new("".into(), self.dyad_version)),
+            ],
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Stat;
+
+    #[test]
+    fn stat_matches_hand_computation() {
+        let s = Stat::of(&[1.0, 2.0, 3.0, 6.0]).unwrap();
+        assert_eq!(s.mean, 3.0);
+        // sample variance = (4 + 1 + 0 + 9) / 3
+        assert!((s.sd - (14.0f64 / 3.0).sqrt()).abs() < 1e-12);
+        assert!((s.sem - s.sd / 2.0).abs() < 1e-12);
+        assert_eq!(Stat::of(&[5.0]).unwrap().sd, 0.0);
+        assert!(Stat::of(&[]).is_none());
+    }
+}

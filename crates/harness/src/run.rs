@@ -1,0 +1,277 @@
+//! Running cells: in parallel (rayon), each stored atomically as soon as it finishes, failures
+//! reported and never cached, fail-fast or `--keep-going`. Rerunning resumes: cached cells are
+//! skipped, and a data set is loaded only if one of its cells must run.
+
+use crate::cache::{Cache, CellResult, RESULT_FORMAT_VERSION};
+use crate::plan::Plan;
+use crate::provenance::{DYAD_VERSION, git_commit};
+use crate::registry;
+use crate::tasks::ranking;
+use dyad_core::LabeledSet;
+use rayon::prelude::*;
+use std::collections::{BTreeMap, HashMap};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+/// How progress is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// A bar on a terminal, plain lines otherwise (and whenever `CI` is set).
+    Auto,
+    Plain,
+    Quiet,
+}
+
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub results: PathBuf,
+    pub keep_going: bool,
+    /// Worker threads (default: rayon's choice, one per core).
+    pub threads: Option<usize>,
+    pub progress: Progress,
+}
+
+/// A cell that failed.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    pub experiment: String,
+    pub cell: String,
+    pub error: String,
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Default)]
+pub struct RunSummary {
+    /// Distinct cells over all plans.
+    pub total: usize,
+    pub cached: usize,
+    pub computed: usize,
+    pub failed: Vec<Failure>,
+    /// Cells not started because an earlier failure stopped the run.
+    pub skipped: usize,
+    /// Data sets loaded (0 when everything was cached).
+    pub datasets_loaded: usize,
+}
+
+impl RunSummary {
+    pub fn ok(&self) -> bool {
+        self.failed.is_empty() && self.skipped == 0
+    }
+}
+
+type Loaded = OnceLock<Result<Arc<LabeledSet>, String>>;
+
+fn describe(plan: &Plan, ci: usize) -> String {
+    let c = &plan.cells[ci];
+    format!(
+        "{} {} {} r{} [{}]",
+        plan.spec.id,
+        plan.datasets[c.dataset].id,
+        plan.solvers[c.solver].label,
+        c.repeat,
+        &c.key[..10]
+    )
+}
+
+/// Run every missing cell of `plans`.
+pub fn execute(plans: &[Plan], opts: &RunOptions) -> RunSummary {
+    let cache = Cache::new(&opts.results);
+    // Distinct cells (specs may share cells), first occurrence wins.
+    let mut seen = BTreeMap::new();
+    for (pi, p) in plans.iter().enumerate() {
+        for (ci, c) in p.cells.iter().enumerate() {
+            seen.entry(c.key.clone()).or_insert((pi, ci));
+        }
+    }
+    let mut summary = RunSummary {
+        total: seen.len(),
+        ..Default::default()
+    };
+    let mut pending: Vec<(usize, usize)> = Vec::new();
+    for &(pi, ci) in seen.values() {
+        if cache.contains(&plans[pi].cells[ci].key) {
+            summary.cached += 1;
+        } else {
+            pending.push((pi, ci));
+        }
+    }
+    // Stable order: by plan, then cell (the order of the specs).
+    pending.sort_unstable();
+    if pending.is_empty() {
+        return summary;
+    }
+
+    let data: HashMap<String, Loaded> = pending
+        .iter()
+        .map(|&(pi, ci)| (data_key(&plans[pi], ci), OnceLock::new()))
+        .collect();
+    let reporter = Reporter::new(opts.progress, pending.len(), summary.cached);
+    let abort = AtomicBool::new(false);
+    let computed = AtomicUsize::new(0);
+    let skipped = AtomicUsize::new(0);
+    let loaded = AtomicUsize::new(0);
+    let failures = Mutex::new(Vec::new());
+
+    let work = || {
+        pending.par_iter().for_each(|&(pi, ci)| {
+            if abort.load(Ordering::SeqCst) {
+                skipped.fetch_add(1, Ordering::SeqCst);
+                return;
+            }
+            let plan = &plans[pi];
+            let what = describe(plan, ci);
+            let start = Instant::now();
+            let result = data[&data_key(plan, ci)]
+                .get_or_init(|| {
+                    loaded.fetch_add(1, Ordering::SeqCst);
+                    let d = &plan.datasets[plan.cells[ci].dataset];
+                    (d.resolved.loader)().map_err(|e| format!("loading `{}`: {e}", d.id))
+                })
+                .clone()
+                .and_then(|set| run_cell(plan, ci, &set, start))
+                .and_then(|r| {
+                    cache
+                        .put(&r)
+                        .map_err(|e| format!("storing in {}: {e}", cache.root().display()))
+                });
+            match result {
+                Ok(()) => {
+                    computed.fetch_add(1, Ordering::SeqCst);
+                    reporter.done(&what, start.elapsed().as_secs_f64());
+                }
+                Err(e) => {
+                    reporter.failed(&what, &e);
+                    failures.lock().unwrap().push(Failure {
+                        experiment: plan.spec.id.clone(),
+                        cell: what,
+                        error: e,
+                    });
+                    if !opts.keep_going {
+                        abort.store(true, Ordering::SeqCst);
+                    }
+                }
+            }
+        });
+    };
+    match opts.threads {
+        Some(n) => match rayon::ThreadPoolBuilder::new().num_threads(n).build() {
+            Ok(pool) => pool.install(work),
+            Err(_) => work(),
+        },
+        None => work(),
+    }
+    reporter.finish();
+    summary.computed = computed.into_inner();
+    summary.skipped = skipped.into_inner();
+    summary.datasets_loaded = loaded.into_inner();
+    summary.failed = failures.into_inner().unwrap();
+    summary
+}
+
+/// Identifies loaded data across plans: the same resolved data set loads once.
+fn data_key(plan: &Plan, ci: usize) -> String {
+    let d = &plan.datasets[plan.cells[ci].dataset].resolved;
+    format!("{}|{}|{}", d.name, d.params, d.identity)
+}
+
+fn run_cell(plan: &Plan, ci: usize, data: &LabeledSet, start: Instant) -> Result<CellResult, String> {
+    let cell = &plan.cells[ci];
+    let sv = &plan.solvers[cell.solver];
+    let d = &plan.datasets[cell.dataset];
+    let entry = registry::solver(sv.name).ok_or("solver vanished from registry")?;
+    let built = (entry.build)(sv.params.clone())?;
+    let out = ranking::run(
+        data,
+        built.learner.as_ref(),
+        &plan.ranking_for(sv),
+        plan.seed,
+        cell.repeat,
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(CellResult {
+        format: RESULT_FORMAT_VERSION,
+        key: cell.key.clone(),
+        canonical: cell.canonical.clone(),
+        dataset: d.resolved.name.to_string(),
+        dataset_identity: d.resolved.identity.clone(),
+        synthetic: d.resolved.synthetic,
+        solver: sv.name.to_string(),
+        params: sv.canonical.clone(),
+        repeat: cell.repeat,
+        seed: plan.seed,
+        train_seconds: out.train_seconds,
+        selection_seconds: out.selection_seconds,
+        eval_seconds: out.eval_seconds,
+        wall_seconds: start.elapsed().as_secs_f64(),
+        selected_step: out.selected_step,
+        git_commit: git_commit().to_string(),
+        dyad_version: DYAD_VERSION.to_string(),
+        records: out.records,
+    })
+}
+
+/// Progress output: an indicatif bar on a terminal, one plain line per cell otherwise.
+struct Reporter {
+    bar: Option<indicatif::ProgressBar>,
+    plain: bool,
+    total: usize,
+    done: AtomicUsize,
+}
+
+impl Reporter {
+    fn new(mode: Progress, total: usize, cached: usize) -> Self {
+        let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false");
+        let tty = std::io::stderr().is_terminal();
+        let bar = (mode == Progress::Auto && tty && !ci).then(|| {
+            let b = indicatif::ProgressBar::new(total as u64);
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} cells (eta {eta}) {msg}",
+                )
+                .expect("valid template"),
+            );
+            b
+        });
+        let plain = mode == Progress::Plain || (mode == Progress::Auto && bar.is_none());
+        if plain || bar.is_some() {
+            eprintln!("running {total} cells ({cached} cached)");
+        }
+        Self {
+            bar,
+            plain,
+            total,
+            done: AtomicUsize::new(0),
+        }
+    }
+
+    fn done(&self, what: &str, secs: f64) {
+        let n = self.done.fetch_add(1, Ordering::SeqCst) + 1;
+        if let Some(b) = &self.bar {
+            b.set_message(what.to_string());
+            b.inc(1);
+        } else if self.plain {
+            eprintln!("[{n}/{}] {what} ({secs:.2} s)", self.total);
+        }
+    }
+
+    fn failed(&self, what: &str, error: &str) {
+        let n = self.done.fetch_add(1, Ordering::SeqCst) + 1;
+        let line = format!("[{n}/{}] FAILED {what}: {error}", self.total);
+        match &self.bar {
+            Some(b) => {
+                b.println(line);
+                b.inc(1);
+            }
+            None => eprintln!("{line}"),
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! The label-ranking task (OASIS spec §7.1 and §8): draw a per-class train/test split, train
+//! the learner on the training images, and at each checkpoint rank every evaluated set
+//! against itself (each query excluded from its own ranking), recording mAP, precision@k and
+//! the chance level. With early stopping, the number of steps is chosen on a per-class
+//! hold-out of the training set and the learner is retrained on the whole training set for
+//! that many steps.
+
+use crate::cache::Record;
+use crate::spec::{EarlyStopping, EvalSet};
+use dyad_algorithms::{AlgoError, Learner};
+use dyad_core::data::holdout_per_class;
+use dyad_core::metrics::evaluate_retrieval;
+use dyad_core::{Checkpoint, Control, LabeledSet, Observer, Schedule, Scorer, derive_seed, seeded};
+use serde::Serialize;
+use std::time::Instant;
+
+/// The protocol of one cell, resolved for a profile (hashed into the cell key).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RankingCell {
+    pub train_per_class: usize,
+    pub test_per_class: usize,
+    pub evaluate: Vec<EvalSet>,
+    pub k_max: usize,
+    pub precision_at_every_checkpoint: bool,
+    /// Empty for learners without steps.
+    pub checkpoints: Vec<u64>,
+    pub early_stopping: Option<EarlyStopping>,
+}
+
+/// What a cell produced.
+#[derive(Debug, Clone, Default)]
+pub struct RankingOutput {
+    pub records: Vec<Record>,
+    pub train_seconds: f64,
+    pub selection_seconds: f64,
+    pub eval_seconds: f64,
+    pub selected_step: Option<u64>,
+}
+
+/// Evaluates each reported model on a list of named sets, off the solver clock.
+struct Evaluator<'a> {
+    sets: Vec<(&'static str, &'a LabeledSet)>,
+    k_max: usize,
+    every_precision: bool,
+    /// Record only mAP (validation runs).
+    map_only: bool,
+    /// Steps after which precision@k is recorded even when not every checkpoint gets it.
+    final_step: Option<u64>,
+    records: Vec<Record>,
+    eval_seconds: f64,
+    last_seconds: f64,
+    chance_done: bool,
+}
+
+impl Observer for Evaluator<'_> {
+    fn checkpoint(&mut self, at: Checkpoint, model: &dyn Scorer) -> Control {
+        let t = Instant::now();
+        let with_precision = !self.map_only
+            && (self.every_precision || at.last || self.final_step == Some(at.step));
+        for &(name, set) in &self.sets {
+            let r = evaluate_retrieval(model, set, set, true, self.k_max);
+            let rec = |metric: &str, k: Option<u32>, value: f64| Record {
+                set: name.to_string(),
+                metric: metric.to_string(),
+                step: at.step,
+                seconds: at.solver_seconds,
+                k,
+                value,
+            };
+            self.records.push(rec("map", None, r.map));
+            if !self.chance_done && !self.map_only {
+                self.records.push(rec("chance", None, r.chance));
+            }
+            if with_precision {
+                for (k, p) in r.precision.iter().enumerate() {
+                    self.records.push(rec("precision", Some(k as u32 + 1), *p));
+                }
+            }
+        }
+        self.chance_done = true;
+        self.last_seconds = at.solver_seconds;
+        self.eval_seconds += t.elapsed().as_secs_f64();
+        Control::Continue
+    }
+}
+
+/// Run one cell of the label-ranking task.
+pub fn run(
+    data: &LabeledSet,
+    learner: &dyn Learner,
+    cell: &RankingCell,
+    seed: u64,
+    repeat: u32,
+) -> Result<RankingOutput, AlgoError> {
+    let mut split_rng = seeded(derive_seed(seed, &format!("split/{repeat}")));
+    let (train_idx, test_idx) =
+        data.per_class_split(cell.train_per_class, cell.test_per_class, &mut split_rng)?;
+    let train = data.select(&train_idx);
+    let test = data.select(&test_idx);
+    let solver_seed = derive_seed(seed, &format!("solver/{repeat}"));
+    let mut out = RankingOutput::default();
+
+    let checkpoints = if learner.is_iterative() {
+        Schedule::new(cell.checkpoints.clone())
+    } else {
+        Schedule::new(vec![0])
+    };
+    let final_schedule = match (&cell.early_stopping, learner.is_iterative()) {
+        (Some(es), true) => {
+            let mut rng = seeded(derive_seed(seed, &format!("holdout/{repeat}")));
+            let all: Vec<usize> = (0..train.n()).collect();
+            let (fit, val) = holdout_per_class(&train, &all, es.validation_fraction, &mut rng);
+            let (fit, val) = (train.select(&fit), train.select(&val));
+            let mut ev = Evaluator {
+                sets: vec![("validation", &val)],
+                k_max: cell.k_max,
+                every_precision: false,
+                map_only: true,
+                final_step: None,
+                records: Vec::new(),
+                eval_seconds: 0.0,
+                last_seconds: 0.0,
+                chance_done: true,
+            };
+            learner.fit(&fit, &checkpoints, &mut seeded(solver_seed), &mut ev)?;
+            // The first step with the best validation mAP.
+            let best = ev
+                .records
+                .iter()
+                .fold(None::<&Record>, |b, r| match b {
+                    Some(b) if b.value >= r.value => Some(b),
+                    _ => Some(r),
+                })
+                .map_or(0, |r| r.step);
+            out.selection_seconds = ev.last_seconds;
+            out.eval_seconds += ev.eval_seconds;
+            out.records.append(&mut ev.records);
+            out.selected_step = Some(best);
+            Schedule::last_only(best)
+        }
+        _ => checkpoints,
+    };
+
+    let mut sets: Vec<(&'static str, &LabeledSet)> = Vec::new();
+    for s in &cell.evaluate {
+        sets.push((
+            s.as_str(),
+            match s {
+                EvalSet::Train => &train,
+                EvalSet::Test => &test,
+            },
+        ));
+    }
+    let mut ev = Evaluator {
+        sets,
+        k_max: cell.k_max,
+        every_precision: cell.precision_at_every_checkpoint,
+        map_only: false,
+        final_step: Some(final_schedule.budget()),
+        records: Vec::new(),
+        eval_seconds: 0.0,
+        last_seconds: 0.0,
+        chance_done: false,
+    };
+    learner.fit(&train, &final_schedule, &mut seeded(solver_seed), &mut ev)?;
+    out.train_seconds = ev.last_seconds;
+    out.eval_seconds += ev.eval_seconds;
+    out.records.append(&mut ev.records);
+    Ok(out)
+}
