@@ -26,7 +26,11 @@ fn main() {
     files.sort();
     let mut out = String::from("pub static SOURCE_FINGERPRINTS: &[(&str, &str)] = &[\n");
     for f in files {
-        let rel = f.strip_prefix(&crates).unwrap().to_string_lossy().replace('\\', "/");
+        let rel = f
+            .strip_prefix(&crates)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
         let text = std::fs::read_to_string(&f).unwrap();
         writeln!(out, "    ({rel:?}, {:?}),", fingerprint(&text)).unwrap();
     }
@@ -36,7 +40,9 @@ fn main() {
 }
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for e in entries.flatten() {
         let p = e.path();
         if p.is_dir() {
@@ -46,4 +52,3 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
         }
     }
 }
-

@@ -10,7 +10,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "dyad", version, about = "Reproduce the dyad papers' figures and tables")]
+#[command(
+    name = "dyad",
+    version,
+    about = "Reproduce the dyad papers' figures and tables"
+)]
 struct Cli {
     /// Directory of experiment specs (`<paper>/<figure>.toml`).
     #[arg(long, global = true, default_value = "experiments")]
@@ -103,7 +107,10 @@ fn real_main() -> Result<ExitCode> {
     let ws = Workspace {
         experiments: cli.experiments.clone(),
         results: cli.results.clone(),
-        data_dir: cli.data_dir.clone().unwrap_or_else(data::DataContext::default_data_dir),
+        data_dir: cli
+            .data_dir
+            .clone()
+            .unwrap_or_else(data::DataContext::default_data_dir),
     };
     match cli.command {
         Command::Run { specs, run } => run_and_write(&ws, &specs, &run, false),
@@ -121,7 +128,12 @@ fn real_main() -> Result<ExitCode> {
     }
 }
 
-fn run_and_write(ws: &Workspace, targets: &[String], args: &RunArgs, with_report: bool) -> Result<ExitCode> {
+fn run_and_write(
+    ws: &Workspace,
+    targets: &[String],
+    args: &RunArgs,
+    with_report: bool,
+) -> Result<ExitCode> {
     let ctx = ws.data_context();
     let specs = ws.select_specs(targets)?;
     let plans = ws.plan(&specs, args.profile, &ctx)?;
@@ -134,7 +146,11 @@ fn run_and_write(ws: &Workspace, targets: &[String], args: &RunArgs, with_report
         results: ws.results.clone(),
         keep_going: args.keep_going,
         threads: args.threads,
-        progress: if args.quiet { Progress::Quiet } else { Progress::Auto },
+        progress: if args.quiet {
+            Progress::Quiet
+        } else {
+            Progress::Auto
+        },
     };
     let summary = execute(&plans, &opts);
     eprintln!(
@@ -152,7 +168,10 @@ fn run_and_write(ws: &Workspace, targets: &[String], args: &RunArgs, with_report
                 eprintln!("wrote {}", f.display());
             }
         } else {
-            eprintln!("{}: {} cells missing; no table or figure written", w.experiment, w.missing);
+            eprintln!(
+                "{}: {} cells missing; no table or figure written",
+                w.experiment, w.missing
+            );
         }
     }
     if with_report {
@@ -173,7 +192,10 @@ fn list(ws: &Workspace, profile: Profile) -> Result<ExitCode> {
     let ctx = ws.data_context();
     let plans = ws.plan(&ws.select_specs(&[])?, profile, &ctx)?;
     let cache = ws.cache();
-    println!("{:<24} {:<16} {:>13}  {}", "experiment", "figure", "cells cached", "title / data");
+    println!(
+        "{:<24} {:<16} {:>13}  title / data",
+        "experiment", "figure", "cells cached"
+    );
     for p in &plans {
         let res = ExperimentResults::load(p, &cache);
         println!(
@@ -201,8 +223,22 @@ fn check_bands(ws: &Workspace, targets: &[String], profile: Profile) -> Result<E
         for line in check::check(&ExperimentResults::load(p, &cache)) {
             n += 1;
             let value = line.value.map_or("—".to_string(), |v| format!("{v:.4}"));
-            let status = if line.ok { "ok  " } else { "FAIL" };
-            println!("{status} {:<20} {:<44} {value:>8} in [{}, {}]", line.experiment, line.what, line.min, line.max);
+            let status = match (line.ok, &line.skipped) {
+                (_, Some(_)) => "skip",
+                (true, None) => "ok  ",
+                (false, None) => "FAIL",
+            };
+            println!(
+                "{status} {:<26} {:<44} {value:>8} in [{}, {}]{}",
+                line.experiment,
+                line.what,
+                line.min,
+                line.max,
+                line.skipped
+                    .as_ref()
+                    .map(|s| format!(" ({s})"))
+                    .unwrap_or_default()
+            );
             if !line.ok {
                 failures.push(format!(
                     "{} {}: {}",
@@ -217,7 +253,10 @@ fn check_bands(ws: &Workspace, targets: &[String], profile: Profile) -> Result<E
         println!("all {n} expectations within their bands (profile {profile})");
         Ok(ExitCode::SUCCESS)
     } else {
-        eprintln!("{} of {n} expectations outside their bands (profile {profile}):", failures.len());
+        eprintln!(
+            "{} of {n} expectations outside their bands (profile {profile}):",
+            failures.len()
+        );
         for f in &failures {
             eprintln!("  {f}");
         }
@@ -239,7 +278,11 @@ fn data_command(ws: &Workspace, cmd: DataCommand) -> Result<ExitCode> {
             let p = data::provider(&name).with_context(|| {
                 format!(
                     "unknown data set `{name}` (known: {})",
-                    data::PROVIDERS.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+                    data::PROVIDERS
+                        .iter()
+                        .map(|p| p.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )
             })?;
             let v = data::verify(p, &ws.data_dir)?;

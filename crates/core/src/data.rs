@@ -49,7 +49,9 @@ impl LabeledSet {
         if let Some(p) = &partition
             && p.len() != labels.len()
         {
-            return Err(CoreError::Invalid("partition length differs from rows".into()));
+            return Err(CoreError::Invalid(
+                "partition length differs from rows".into(),
+            ));
         }
         Ok(Self {
             x,
@@ -134,7 +136,10 @@ impl LabeledSet {
         for l in &mut out.labels {
             *l = map[*l as usize];
         }
-        out.class_names = classes.iter().map(|&c| self.class_names[c].clone()).collect();
+        out.class_names = classes
+            .iter()
+            .map(|&c| self.class_names[c].clone())
+            .collect();
         out
     }
 
@@ -261,7 +266,14 @@ mod tests {
             (tr.clone(), te)
         );
         let err = s.per_class_split(6, 5, &mut seeded(1)).unwrap_err();
-        assert!(matches!(err, CoreError::ClassTooSmall { have: 10, need: 11, .. }));
+        assert!(matches!(
+            err,
+            CoreError::ClassTooSmall {
+                have: 10,
+                need: 11,
+                ..
+            }
+        ));
         let (fit, val) = holdout_per_class(&s, &tr, 0.25, &mut seeded(2));
         assert_eq!((fit.len(), val.len()), (9, 3));
     }

@@ -37,8 +37,14 @@ mod tests {
 
     #[test]
     fn same_seed_same_stream_and_tags_separate() {
-        let a: Vec<u64> = (0..4).map(|_| 0).scan(seeded(7), |r, _| Some(r.random())).collect();
-        let b: Vec<u64> = (0..4).map(|_| 0).scan(seeded(7), |r, _| Some(r.random())).collect();
+        let a: Vec<u64> = (0..4)
+            .map(|_| 0)
+            .scan(seeded(7), |r, _| Some(r.random()))
+            .collect();
+        let b: Vec<u64> = (0..4)
+            .map(|_| 0)
+            .scan(seeded(7), |r, _| Some(r.random()))
+            .collect();
         assert_eq!(a, b);
         assert_ne!(derive_seed(1, "split/0"), derive_seed(1, "split/1"));
         assert_ne!(derive_seed(1, "split/0"), derive_seed(2, "split/0"));

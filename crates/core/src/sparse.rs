@@ -104,7 +104,11 @@ pub fn dot(ai: &[usize], av: &[f64], bi: &[usize], bv: &[f64]) -> f64 {
 
 /// Dot product of a dense vector with a sparse one.
 pub fn dot_dense(dense: &[f64], indices: &[usize], values: &[f64]) -> f64 {
-    indices.iter().zip(values).map(|(&i, &v)| dense[i] * v).sum()
+    indices
+        .iter()
+        .zip(values)
+        .map(|(&i, &v)| dense[i] * v)
+        .sum()
 }
 
 #[cfg(test)]

@@ -170,7 +170,13 @@ impl Mnist {
             .map(|&l| u32::from(l))
             .collect();
         let partition = (0..n)
-            .map(|i| if i < n_tr { Partition::Train } else { Partition::Test })
+            .map(|i| {
+                if i < n_tr {
+                    Partition::Train
+                } else {
+                    Partition::Test
+                }
+            })
             .collect();
         let names = (0..10).map(|d| d.to_string()).collect();
         let mut set = LabeledSet::new(x, labels, names, Some(partition)).expect("consistent");

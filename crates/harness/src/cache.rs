@@ -71,7 +71,10 @@ impl Cache {
     }
 
     fn path(&self, key: &str) -> PathBuf {
-        self.root.join("cells").join(&key[..2]).join(format!("{key}.json"))
+        self.root
+            .join("cells")
+            .join(&key[..2])
+            .join(format!("{key}.json"))
     }
 
     pub fn contains(&self, key: &str) -> bool {
@@ -98,7 +101,11 @@ impl Cache {
         };
         dirs.flatten()
             .filter_map(|d| std::fs::read_dir(d.path()).ok())
-            .map(|f| f.flatten().filter(|e| e.path().extension().is_some_and(|x| x == "json")).count())
+            .map(|f| {
+                f.flatten()
+                    .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+                    .count()
+            })
             .sum()
     }
 
@@ -181,7 +188,11 @@ mod tests {
         assert_eq!(cache.get(&key), Some(cell(&key)));
         assert_eq!(cache.len(), 1);
         let shard = cache.root().join("cells").join("ab");
-        let names: Vec<_> = std::fs::read_dir(shard).unwrap().flatten().map(|e| e.file_name()).collect();
+        let names: Vec<_> = std::fs::read_dir(shard)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
         assert_eq!(names.len(), 1, "{names:?}");
     }
 

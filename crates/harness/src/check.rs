@@ -1,7 +1,7 @@
 //! `dyad check`: compare cached results with every spec's expectation bands.
 
 use crate::results::{ExperimentResults, Stat};
-use crate::spec::Expectation;
+use crate::spec::{DataKind, Expectation};
 
 /// One expectation's outcome.
 #[derive(Debug, Clone)]
@@ -14,6 +14,8 @@ pub struct CheckLine {
     pub value: Option<f64>,
     pub ok: bool,
     pub problem: Option<String>,
+    /// Why the band does not apply to this run (it is then `ok`).
+    pub skipped: Option<String>,
 }
 
 fn describe(e: &Expectation) -> String {
@@ -45,7 +47,28 @@ pub fn check(res: &ExperimentResults<'_>) -> Vec<CheckLine> {
                 value: None,
                 ok: false,
                 problem: None,
+                skipped: None,
             };
+            let synthetic = res
+                .plan
+                .datasets
+                .iter()
+                .find(|d| d.id == e.dataset)
+                .map(|d| d.resolved.synthetic);
+            let applies = match (e.data, synthetic) {
+                (DataKind::Real, Some(true)) => {
+                    Some("band is for real data; SYNTHETIC stand-in in use")
+                }
+                (DataKind::Synthetic, Some(false)) => {
+                    Some("band is for the synthetic stand-in; real data in use")
+                }
+                _ => None,
+            };
+            if let Some(why) = applies {
+                line.ok = true;
+                line.skipped = Some(why.to_string());
+                return line;
+            }
             if !res.complete() {
                 line.problem = Some(format!("not run ({} cells missing)", res.missing()));
                 return line;

@@ -54,14 +54,23 @@ pub fn judge(res: &ExperimentResults<'_>, claim: &Claim) -> Outcome {
     if !res.complete() {
         return outcome(
             Verdict::NotComparable,
-            format!("not run: {} of {} cells missing", res.missing(), res.cells.len()),
+            format!(
+                "not run: {} of {} cells missing",
+                res.missing(),
+                res.cells.len()
+            ),
         );
     }
     let datasets = covered(res, claim);
     let synthetic: Vec<&str> = datasets
         .iter()
         .copied()
-        .filter(|id| res.plan.datasets.iter().any(|d| d.id == *id && d.resolved.synthetic))
+        .filter(|id| {
+            res.plan
+                .datasets
+                .iter()
+                .any(|d| d.id == *id && d.resolved.synthetic)
+        })
         .collect();
     let computed = match claim.kind {
         ClaimKind::Greater => greater(res, claim, &datasets),
@@ -102,7 +111,11 @@ fn ks(res: &ExperimentResults<'_>, claim: &Claim) -> Vec<Option<u32>> {
     }
 }
 
-fn greater(res: &ExperimentResults<'_>, claim: &Claim, datasets: &[&str]) -> Result<(bool, String), String> {
+fn greater(
+    res: &ExperimentResults<'_>,
+    claim: &Claim,
+    datasets: &[&str],
+) -> Result<(bool, String), String> {
     let versus = claim.versus.as_deref().unwrap_or_default();
     let mut all = true;
     let mut parts = Vec::new();
@@ -131,14 +144,20 @@ fn greater(res: &ExperimentResults<'_>, claim: &Claim, datasets: &[&str]) -> Res
                 ks.len(),
                 l_sum / n,
                 r_sum / n,
-                first_loss.map(|k| format!("; first k where not: {k}")).unwrap_or_default()
+                first_loss
+                    .map(|k| format!("; first k where not: {k}"))
+                    .unwrap_or_default()
             )
         });
     }
     Ok((all, parts.join("; ")))
 }
 
-fn near(res: &ExperimentResults<'_>, claim: &Claim, datasets: &[&str]) -> Result<(bool, String), String> {
+fn near(
+    res: &ExperimentResults<'_>,
+    claim: &Claim,
+    datasets: &[&str],
+) -> Result<(bool, String), String> {
     let tol = claim.tolerance.unwrap_or(0.0);
     let refs: Vec<_> = res
         .plan
@@ -175,16 +194,28 @@ fn near(res: &ExperimentResults<'_>, claim: &Claim, datasets: &[&str]) -> Result
     Ok((ok, parts.join("; ")))
 }
 
-fn peak_within(res: &ExperimentResults<'_>, claim: &Claim, datasets: &[&str]) -> Result<(bool, String), String> {
+fn peak_within(
+    res: &ExperimentResults<'_>,
+    claim: &Claim,
+    datasets: &[&str],
+) -> Result<(bool, String), String> {
     let [lo, hi] = claim.range.unwrap_or([0.0, f64::INFINITY]);
     let solvers = res.solvers_named(&claim.solver);
     let &[si] = solvers.as_slice() else {
-        return Err(format!("`{}` does not name exactly one solver", claim.solver));
+        return Err(format!(
+            "`{}` does not name exactly one solver",
+            claim.solver
+        ));
     };
     let mut ok = true;
     let mut parts = Vec::new();
     for d in datasets {
-        let di = res.plan.datasets.iter().position(|x| x.id == *d).ok_or(format!("no data set `{d}`"))?;
+        let di = res
+            .plan
+            .datasets
+            .iter()
+            .position(|x| x.id == *d)
+            .ok_or(format!("no data set `{d}`"))?;
         let curve = res.curve(di, si, &claim.set, &claim.metric, XAxis::Step);
         let peak = curve
             .iter()

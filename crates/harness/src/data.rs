@@ -184,7 +184,12 @@ fn resolve_caltech(ctx: &DataContext, params: &toml::Table) -> Result<Resolved, 
     let subset = params
         .get("subset")
         .and_then(toml::Value::as_str)
-        .ok_or_else(|| param_err("caltech256", "needs `subset` = \"c10\" | \"c20\" | \"c50\" | \"c249\""))?;
+        .ok_or_else(|| {
+            param_err(
+                "caltech256",
+                "needs `subset` = \"c10\" | \"c20\" | \"c50\" | \"c249\"",
+            )
+        })?;
     if let Some(k) = params.keys().find(|k| *k != "subset") {
         return Err(param_err("caltech256", format!("unknown parameter `{k}`")));
     }
@@ -197,7 +202,10 @@ fn resolve_caltech(ctx: &DataContext, params: &toml::Table) -> Result<Resolved, 
             "real images found at {} but the Caltech-256 feature pipeline is not implemented yet",
             dir.display()
         ),
-        None => format!("256_ObjectCategories not found in {}", ctx.data_dir.display()),
+        None => format!(
+            "256_ObjectCategories not found in {}",
+            ctx.data_dir.display()
+        ),
     };
     let mut r = resolve_caltech_standin(ctx, params)?;
     r.note = format!("SYNTHETIC stand-in for Caltech-256 {subset} ({why})");
@@ -213,7 +221,8 @@ fn resolve_caltech_standin(_: &DataContext, params: &toml::Table) -> Result<Reso
             .to_string();
         let classes = subset_classes(&s)
             .ok_or_else(|| param_err("caltech256-standin", format!("unknown subset `{s}`")))?;
-        t.entry("classes").or_insert(toml::Value::Integer(classes as i64));
+        t.entry("classes")
+            .or_insert(toml::Value::Integer(classes as i64));
         let seed = derive_seed(0, &format!("caltech256-standin/{s}")) >> 1;
         t.entry("seed").or_insert(toml::Value::Integer(seed as i64));
     }
@@ -273,7 +282,10 @@ fn resolve_mnist(ctx: &DataContext, params: &toml::Table) -> Result<Resolved, Da
         Ok(f) => f,
         Err(DataError::Missing { .. }) => {
             let mut r = resolve_mnist_standin(ctx, &toml::Table::new())?;
-            r.note = format!("SYNTHETIC stand-in for MNIST (IDX files not found in {})", dir.display());
+            r.note = format!(
+                "SYNTHETIC stand-in for MNIST (IDX files not found in {})",
+                dir.display()
+            );
             return Ok(r);
         }
         Err(e) => return Err(e),
@@ -349,7 +361,9 @@ pub fn presence(p: &Provider, data_dir: &Path) -> String {
         return "stand-in (generated on demand)".into();
     }
     let found = match p.name {
-        "mnist" => mnist::locate(&mnist_dir(data_dir)).ok().map(|f| f[0].parent().map(Path::to_path_buf)),
+        "mnist" => mnist::locate(&mnist_dir(data_dir))
+            .ok()
+            .map(|f| f[0].parent().map(Path::to_path_buf)),
         "caltech256" => ["caltech256/256_ObjectCategories", "256_ObjectCategories"]
             .iter()
             .map(|d| data_dir.join(d))

@@ -66,7 +66,10 @@ pub struct Written {
 
 impl Workspace {
     pub fn data_context(&self) -> DataContext {
-        DataContext::new(self.data_dir.clone(), self.results.join("cache").join("data-identity.json"))
+        DataContext::new(
+            self.data_dir.clone(),
+            self.results.join("cache").join("data-identity.json"),
+        )
     }
 
     pub fn cache(&self) -> Cache {
@@ -76,7 +79,10 @@ impl Workspace {
     /// Specs matching `targets`: empty = all; `paper`; `paper/name`; or a path to a file.
     pub fn select_specs(&self, targets: &[String]) -> Result<Vec<LoadedSpec>, HarnessError> {
         let all = spec::discover(&self.experiments).map_err(|e| {
-            HarnessError::Other(format!("{}: {e} (run from the workspace root or pass --experiments)", self.experiments.display()))
+            HarnessError::Other(format!(
+                "{}: {e} (run from the workspace root or pass --experiments)",
+                self.experiments.display()
+            ))
         })?;
         let mut chosen: Vec<PathBuf> = Vec::new();
         if targets.is_empty() {
@@ -117,11 +123,20 @@ impl Workspace {
                 Err(e) => errors.push(e),
             }
         }
-        if errors.is_empty() { Ok(specs) } else { Err(HarnessError::Specs(errors)) }
+        if errors.is_empty() {
+            Ok(specs)
+        } else {
+            Err(HarnessError::Specs(errors))
+        }
     }
 
     /// Expand specs for a profile; every spec error is reported, not only the first.
-    pub fn plan(&self, specs: &[LoadedSpec], profile: Profile, ctx: &DataContext) -> Result<Vec<Plan>, HarnessError> {
+    pub fn plan(
+        &self,
+        specs: &[LoadedSpec],
+        profile: Profile,
+        ctx: &DataContext,
+    ) -> Result<Vec<Plan>, HarnessError> {
         let mut plans = Vec::new();
         let mut errors = Vec::new();
         for s in specs {
@@ -130,7 +145,11 @@ impl Workspace {
                 Err(e) => errors.push(e),
             }
         }
-        if errors.is_empty() { Ok(plans) } else { Err(HarnessError::Specs(errors)) }
+        if errors.is_empty() {
+            Ok(plans)
+        } else {
+            Err(HarnessError::Specs(errors))
+        }
     }
 
     /// Tables (for every complete experiment) and figures into the profile's report directory.
@@ -147,12 +166,16 @@ impl Workspace {
             };
             if res.complete() {
                 let tables = self.results.join("tables").join(p.profile.as_str());
-                w.tables = res.write_tables(&tables).map_err(HarnessError::Other)?.to_vec();
+                w.tables = res
+                    .write_tables(&tables)
+                    .map_err(HarnessError::Other)?
+                    .to_vec();
                 let figs = report::report_dir(&self.results, p.profile).join("figures");
                 for plot in &p.spec.spec.plots {
                     let stem = format!("{}-{}", p.spec.id.replace('/', "-"), plot.id);
-                    let paths = plots::render(&res, plot, &figs, &stem)
-                        .map_err(|e| HarnessError::Other(format!("{}: plot `{}`: {e}", p.spec.id, plot.id)))?;
+                    let paths = plots::render(&res, plot, &figs, &stem).map_err(|e| {
+                        HarnessError::Other(format!("{}: plot `{}`: {e}", p.spec.id, plot.id))
+                    })?;
                     w.figures.extend(paths);
                 }
             }
@@ -195,6 +218,10 @@ impl Workspace {
 /// `<paper>/<stem>` of a spec path.
 pub fn spec_id_of(p: &Path) -> String {
     let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-    let dir = p.parent().and_then(|d| d.file_name()).and_then(|s| s.to_str()).unwrap_or("");
+    let dir = p
+        .parent()
+        .and_then(|d| d.file_name())
+        .and_then(|s| s.to_str())
+        .unwrap_or("");
     format!("{dir}/{stem}")
 }

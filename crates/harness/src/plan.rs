@@ -114,7 +114,11 @@ fn grid_points(grid: &toml::Table) -> Vec<toml::Table> {
 /// identity is already known.
 pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Plan, SpecError> {
     let s = &spec.spec;
-    let r = s.protocol.ranking.as_ref().expect("validated: ranking task present");
+    let r = s
+        .protocol
+        .ranking
+        .as_ref()
+        .expect("validated: ranking task present");
     let ranking = RankingCell {
         train_per_class: *r.train_per_class.at(profile),
         test_per_class: *r.test_per_class.at(profile),
@@ -139,7 +143,11 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
                 format!(
                     "key `datasets.name`: unknown data set \"{}\" (known: {})",
                     d.name.get_ref(),
-                    crate::data::PROVIDERS.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+                    crate::data::PROVIDERS
+                        .iter()
+                        .map(|p| p.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             )
         })?;
@@ -163,7 +171,11 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
                 format!(
                     "key `solvers.name`: unknown solver \"{}\" (known: {})",
                     sv.name.get_ref(),
-                    registry::SOLVERS.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
+                    registry::SOLVERS
+                        .iter()
+                        .map(|s| s.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             )
         })?;
@@ -180,7 +192,10 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
             }
             let params = toml::Value::Table(params);
             let built = (entry.build)(params.clone()).map_err(|e| {
-                spec.error_at(params_at, format!("key `solvers.params` of `{}`: {e}", entry.name))
+                spec.error_at(
+                    params_at,
+                    format!("key `solvers.params` of `{}`: {e}", entry.name),
+                )
             })?;
             let base_label = sv.label.clone().unwrap_or_else(|| entry.label.to_string());
             let label = if suffix.is_empty() {

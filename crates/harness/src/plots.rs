@@ -28,7 +28,11 @@ const PALETTE: [RGBColor; 8] = [
 fn register_fonts() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular());
+        let _ = plotters::style::register_font(
+            "sans-serif",
+            FontStyle::Normal,
+            dejavu::sans::regular(),
+        );
         let _ = plotters::style::register_font("sans-serif", FontStyle::Bold, dejavu::sans::bold());
     });
 }
@@ -50,7 +54,11 @@ struct Panel {
 fn panels(res: &ExperimentResults<'_>, plot: &PlotSpec) -> Vec<Panel> {
     let plan = res.plan;
     let sets: Vec<String> = if plot.sets.is_empty() {
-        plan.ranking.evaluate.iter().map(|s| s.as_str().to_string()).collect()
+        plan.ranking
+            .evaluate
+            .iter()
+            .map(|s| s.as_str().to_string())
+            .collect()
     } else {
         plot.sets.clone()
     };
@@ -85,7 +93,11 @@ fn panels(res: &ExperimentResults<'_>, plot: &PlotSpec) -> Vec<Panel> {
                     .map(|p| p.y.mean)
                     .next()
             });
-            let tag = if d.resolved.synthetic { " [SYNTHETIC stand-in]" } else { "" };
+            let tag = if d.resolved.synthetic {
+                " [SYNTHETIC stand-in]"
+            } else {
+                ""
+            };
             Panel {
                 caption: format!("{}{tag}", d.id),
                 series,
@@ -96,7 +108,12 @@ fn panels(res: &ExperimentResults<'_>, plot: &PlotSpec) -> Vec<Panel> {
 }
 
 /// Draw `plot` for `res` into `<dir>/<stem>.svg` and `.png`; returns both paths.
-pub fn render(res: &ExperimentResults<'_>, plot: &PlotSpec, dir: &Path, stem: &str) -> Result<[PathBuf; 2], String> {
+pub fn render(
+    res: &ExperimentResults<'_>,
+    plot: &PlotSpec,
+    dir: &Path,
+    stem: &str,
+) -> Result<[PathBuf; 2], String> {
     register_fonts();
     let panels = panels(res, plot);
     let size = (PANEL_W * panels.len().max(1) as u32, PANEL_H + 40);
@@ -150,9 +167,16 @@ fn draw<DB: DrawingBackend>(
 }
 
 fn bounds(plot: &PlotSpec, panel: &Panel) -> ((f64, f64), (f64, f64)) {
-    let xs = panel.series.iter().flat_map(|s| s.points.iter().map(|p| p.x));
+    let xs = panel
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.x));
     let xs: Vec<f64> = xs.filter(|&x| !plot.log_x || x > 0.0).collect();
-    let (mut x0, mut x1) = xs.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
+    let (mut x0, mut x1) = xs
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+            (a.min(x), b.max(x))
+        });
     if !x0.is_finite() {
         (x0, x1) = (if plot.log_x { 1.0 } else { 0.0 }, 1.0);
     }
@@ -166,10 +190,16 @@ fn bounds(plot: &PlotSpec, panel: &Panel) -> ((f64, f64), (f64, f64)) {
         Some([a, b]) => (a, b),
         None => {
             let ys = panel.series.iter().flat_map(|s| {
-                s.points.iter().flat_map(|p| [p.y.mean - p.y.sem, p.y.mean + p.y.sem])
+                s.points
+                    .iter()
+                    .flat_map(|p| [p.y.mean - p.y.sem, p.y.mean + p.y.sem])
             });
             let hi = ys.chain(panel.chance).fold(f64::NEG_INFINITY, f64::max);
-            let hi = if hi.is_finite() && hi > 0.0 { hi * 1.08 } else { 1.0 };
+            let hi = if hi.is_finite() && hi > 0.0 {
+                hi * 1.08
+            } else {
+                1.0
+            };
             (0.0, hi)
         }
     };
@@ -223,7 +253,10 @@ fn tick(x: f64) -> String {
     } else if x.fract() == 0.0 {
         format!("{x:.0}")
     } else {
-        format!("{x:.3}").trim_end_matches('0').trim_end_matches('.').to_string()
+        format!("{x:.3}")
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string()
     }
 }
 
@@ -239,7 +272,11 @@ where
 {
     for s in &panel.series {
         let style = s.color.stroke_width(2);
-        let pts: Vec<&CurvePoint> = s.points.iter().filter(|p| !plot.log_x || p.x > 0.0).collect();
+        let pts: Vec<&CurvePoint> = s
+            .points
+            .iter()
+            .filter(|p| !plot.log_x || p.x > 0.0)
+            .collect();
         // A series with one point (a baseline without training steps) spans the x range.
         let line: Vec<(f64, f64)> = if pts.len() == 1 && plot.x != XAxis::K {
             vec![(x0, pts[0].y.mean), (x1, pts[0].y.mean)]
@@ -250,7 +287,8 @@ where
         let dashed = s.dashed;
         let legend = move |(x, y): (i32, i32)| -> DynElement<'static, DB, (i32, i32)> {
             if dashed {
-                DashedPathElement::new(vec![(x, y), (x + 22, y)], 5, 3, color.stroke_width(2)).into_dyn()
+                DashedPathElement::new(vec![(x, y), (x + 22, y)], 5, 3, color.stroke_width(2))
+                    .into_dyn()
             } else {
                 PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(2)).into_dyn()
             }
@@ -261,10 +299,20 @@ where
                 .label(&s.name)
                 .legend(legend);
         } else {
-            chart.draw_series(LineSeries::new(line, style))?.label(&s.name).legend(legend);
+            chart
+                .draw_series(LineSeries::new(line, style))?
+                .label(&s.name)
+                .legend(legend);
         }
         chart.draw_series(pts.iter().filter(|p| p.y.sem > 0.0).map(|p| {
-            ErrorBar::new_vertical(p.x, p.y.mean - p.y.sem, p.y.mean, p.y.mean + p.y.sem, color.stroke_width(1), 6)
+            ErrorBar::new_vertical(
+                p.x,
+                p.y.mean - p.y.sem,
+                p.y.mean,
+                p.y.mean + p.y.sem,
+                color.stroke_width(1),
+                6,
+            )
         }))?;
     }
     if let Some(c) = panel.chance {
@@ -272,7 +320,9 @@ where
         chart
             .draw_series(DashedLineSeries::new(vec![(x0, c), (x1, c)], 8, 5, black))?
             .label("Random")
-            .legend(|(x, y)| DashedPathElement::new(vec![(x, y), (x + 22, y)], 5, 3, BLACK.stroke_width(2)));
+            .legend(|(x, y)| {
+                DashedPathElement::new(vec![(x, y), (x + 22, y)], 5, 3, BLACK.stroke_width(2))
+            });
     }
     chart
         .configure_series_labels()

@@ -36,7 +36,9 @@ impl std::str::FromStr for Profile {
         match s {
             "quick" => Ok(Profile::Quick),
             "paper" => Ok(Profile::Paper),
-            _ => Err(format!("unknown profile `{s}` (expected `quick` or `paper`)")),
+            _ => Err(format!(
+                "unknown profile `{s}` (expected `quick` or `paper`)"
+            )),
         }
     }
 }
@@ -68,9 +70,7 @@ impl<T: Default> Default for PerProfile<T> {
 /// Whether a TOML value is written in the per-profile form.
 pub fn is_split(v: &toml::Value) -> bool {
     match v {
-        toml::Value::Table(t) => {
-            !t.is_empty() && t.keys().all(|k| k == "quick" || k == "paper")
-        }
+        toml::Value::Table(t) => !t.is_empty() && t.keys().all(|k| k == "quick" || k == "paper"),
         _ => false,
     }
 }
@@ -90,7 +90,9 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for PerProfile<T> {
             })
         };
         if is_split(&v) {
-            let toml::Value::Table(mut t) = v else { unreachable!() };
+            let toml::Value::Table(mut t) = v else {
+                unreachable!()
+            };
             let (Some(q), Some(p)) = (t.remove("quick"), t.remove("paper")) else {
                 return Err(D::Error::custom(
                     "a per-profile value needs both `quick` and `paper`",
@@ -110,13 +112,20 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for PerProfile<T> {
 pub fn resolve_value(v: &toml::Value, p: Profile) -> toml::Value {
     match v {
         toml::Value::Table(t) if is_split(v) => {
-            let chosen = t.get(p.as_str()).cloned().unwrap_or(toml::Value::Table(t.clone()));
+            let chosen = t
+                .get(p.as_str())
+                .cloned()
+                .unwrap_or(toml::Value::Table(t.clone()));
             resolve_value(&chosen, p)
         }
         toml::Value::Table(t) => toml::Value::Table(
-            t.iter().map(|(k, v)| (k.clone(), resolve_value(v, p))).collect(),
+            t.iter()
+                .map(|(k, v)| (k.clone(), resolve_value(v, p)))
+                .collect(),
         ),
-        toml::Value::Array(a) => toml::Value::Array(a.iter().map(|v| resolve_value(v, p)).collect()),
+        toml::Value::Array(a) => {
+            toml::Value::Array(a.iter().map(|v| resolve_value(v, p)).collect())
+        }
         other => other.clone(),
     }
 }
@@ -137,8 +146,14 @@ mod tests {
         assert_eq!(*s.n.at(Profile::Quick), 2);
         assert_eq!(*s.n.at(Profile::Paper), 5);
         assert_eq!(s.m.at(Profile::Quick), &vec![1, 2]);
-        let e = toml::from_str::<S>("n = { quick = 2 }\nm = []").err().unwrap().to_string();
-        assert!(e.contains("both `quick` and `paper`") && e.contains("line 1"), "{e}");
+        let e = toml::from_str::<S>("n = { quick = 2 }\nm = []")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("both `quick` and `paper`") && e.contains("line 1"),
+            "{e}"
+        );
         let e = toml::from_str::<S>("n = { quick = \"x\", paper = 1 }\nm = []")
             .err()
             .unwrap()
@@ -148,7 +163,10 @@ mod tests {
 
     #[test]
     fn free_form_values_resolve_recursively() {
-        let v: toml::Value = toml::from_str("a = { quick = 1, paper = 2 }\nb = { c = { quick = [1], paper = [2, 3] } }").unwrap();
+        let v: toml::Value = toml::from_str(
+            "a = { quick = 1, paper = 2 }\nb = { c = { quick = [1], paper = [2, 3] } }",
+        )
+        .unwrap();
         let r = resolve_value(&v, Profile::Paper);
         assert_eq!(r["a"].as_integer(), Some(2));
         assert_eq!(r["b"]["c"].as_array().unwrap().len(), 2);

@@ -47,7 +47,11 @@ fn build<C: Learner + DeserializeOwned + Serialize + 'static>(
 }
 
 /// Core files every solver's training loop runs through.
-const LOOP: [&str; 3] = ["core/src/observe.rs", "core/src/model.rs", "core/src/sparse.rs"];
+const LOOP: [&str; 3] = [
+    "core/src/observe.rs",
+    "core/src/model.rs",
+    "core/src/sparse.rs",
+];
 
 pub static SOLVERS: &[SolverEntry] = &[
     SolverEntry {
@@ -67,7 +71,12 @@ pub static SOLVERS: &[SolverEntry] = &[
         name: "euclidean",
         label: "Euclidean",
         description: "Euclidean distance in feature space (no learning)",
-        sources: &["algorithms/src/baselines/euclidean.rs", LOOP[0], LOOP[1], LOOP[2]],
+        sources: &[
+            "algorithms/src/baselines/euclidean.rs",
+            LOOP[0],
+            LOOP[1],
+            LOOP[2],
+        ],
         build: build::<EuclideanConfig>,
     },
 ];
@@ -104,7 +113,11 @@ pub fn fingerprint_in(table: &[(&str, &str)], prefixes: &[&str]) -> String {
     for p in prefixes {
         let mut matched = false;
         for (path, hash) in table {
-            let hit = if p.ends_with('/') { path.starts_with(p) } else { path == p };
+            let hit = if p.ends_with('/') {
+                path.starts_with(p)
+            } else {
+                path == p
+            };
             if hit {
                 matched = true;
                 h.update(path.as_bytes());
@@ -113,7 +126,10 @@ pub fn fingerprint_in(table: &[(&str, &str)], prefixes: &[&str]) -> String {
                 h.update([0]);
             }
         }
-        assert!(matched, "registry source `{p}` matches no file under crates/");
+        assert!(
+            matched,
+            "registry source `{p}` matches no file under crates/"
+        );
     }
     dyad_datasets::identity::hex(&h.finalize())
 }
@@ -126,7 +142,11 @@ mod tests {
     fn every_registered_source_exists_and_fingerprints_differ() {
         let mut seen = std::collections::BTreeSet::new();
         for s in SOLVERS {
-            assert!(seen.insert(fingerprint(s.sources)), "{} shares a fingerprint", s.name);
+            assert!(
+                seen.insert(fingerprint(s.sources)),
+                "{} shares a fingerprint",
+                s.name
+            );
         }
         fingerprint(RANKING_TASK.sources);
         for d in crate::data::PROVIDERS {
@@ -138,8 +158,14 @@ mod tests {
     fn a_file_edit_changes_only_the_solvers_that_use_it() {
         let table = [("a/x.rs", "1"), ("a/y.rs", "2"), ("b/z.rs", "3")];
         let edited = [("a/x.rs", "1"), ("a/y.rs", "9"), ("b/z.rs", "3")];
-        assert_ne!(fingerprint_in(&table, &["a/"]), fingerprint_in(&edited, &["a/"]));
-        assert_eq!(fingerprint_in(&table, &["b/z.rs"]), fingerprint_in(&edited, &["b/z.rs"]));
+        assert_ne!(
+            fingerprint_in(&table, &["a/"]),
+            fingerprint_in(&edited, &["a/"])
+        );
+        assert_eq!(
+            fingerprint_in(&table, &["b/z.rs"]),
+            fingerprint_in(&edited, &["b/z.rs"])
+        );
     }
 
     #[test]
@@ -147,7 +173,8 @@ mod tests {
         let v: toml::Value = toml::from_str("c = 0.5").unwrap();
         let b = (solver("oasis").unwrap().build)(v).unwrap();
         assert_eq!(b.canonical, serde_json::json!({"c": 0.5}));
-        let empty = (solver("oasis").unwrap().build)(toml::Value::Table(Default::default())).unwrap();
+        let empty =
+            (solver("oasis").unwrap().build)(toml::Value::Table(Default::default())).unwrap();
         assert_eq!(empty.canonical, serde_json::json!({"c": 0.1}));
         let v: toml::Value = toml::from_str("C = 0.5").unwrap();
         let e = (solver("oasis").unwrap().build)(v).err().unwrap();

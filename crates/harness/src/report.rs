@@ -24,8 +24,14 @@ pub fn report_dir(results: &Path, profile: Profile) -> PathBuf {
 pub enum Block {
     Heading(u8, String),
     Para(String),
-    Image { src: String, alt: String },
-    Table { head: Vec<String>, rows: Vec<Vec<String>> },
+    Image {
+        src: String,
+        alt: String,
+    },
+    Table {
+        head: Vec<String>,
+        rows: Vec<Vec<String>>,
+    },
     List(Vec<String>),
 }
 
@@ -43,11 +49,20 @@ fn is_rate(metric: &str) -> bool {
 }
 
 fn fmt_value(metric: &str, v: f64) -> String {
-    if is_rate(metric) { format!("{:.1}", 100.0 * v) } else { format!("{v:.3}") }
+    if is_rate(metric) {
+        format!("{:.1}", 100.0 * v)
+    } else {
+        format!("{v:.3}")
+    }
 }
 
 fn fmt_stat(metric: &str, s: &Stat) -> String {
-    format!("{} ± {} (n={})", fmt_value(metric, s.mean), fmt_value(metric, s.sd), s.n)
+    format!(
+        "{} ± {} (n={})",
+        fmt_value(metric, s.mean),
+        fmt_value(metric, s.sd),
+        s.n
+    )
 }
 
 fn metric_name(metric: &str, k: Option<u32>) -> String {
@@ -69,7 +84,10 @@ fn verdict_mark(v: Verdict) -> &'static str {
 
 /// Build the document.
 pub fn document(sections: &[Section<'_>], profile: Profile) -> Vec<Block> {
-    let mut doc = vec![Block::Heading(1, format!("dyad reproduction report — profile `{profile}`"))];
+    let mut doc = vec![Block::Heading(
+        1,
+        format!("dyad reproduction report — profile `{profile}`"),
+    )];
     let (mut holds, mut fails, mut nc) = (0, 0, 0);
     for s in sections {
         for c in &s.results.plan.spec.spec.claims {
@@ -96,7 +114,10 @@ pub fn document(sections: &[Section<'_>], profile: Profile) -> Vec<Block> {
             paper = spec.paper.clone();
             doc.push(Block::Heading(2, paper.to_uppercase()));
         }
-        doc.push(Block::Heading(3, format!("{} — {}: {}", plan.spec.id, spec.figure, spec.title)));
+        doc.push(Block::Heading(
+            3,
+            format!("{} — {}: {}", plan.spec.id, spec.figure, spec.title),
+        ));
         if !spec.description.is_empty() {
             doc.push(Block::Para(spec.description.trim().to_string()));
         }
@@ -147,12 +168,20 @@ pub fn document(sections: &[Section<'_>], profile: Profile) -> Vec<Block> {
                         .iter()
                         .any(|d| d.id == r.dataset && d.resolved.synthetic);
                     vec![
-                        format!("{}{}", r.dataset, if synthetic { " (SYNTHETIC)" } else { "" }),
+                        format!(
+                            "{}{}",
+                            r.dataset,
+                            if synthetic { " (SYNTHETIC)" } else { "" }
+                        ),
                         r.solver.clone(),
                         format!("{} ({})", metric_name(&r.metric, r.k), r.set),
                         ours,
                         match r.sd {
-                            Some(sd) => format!("{} ± {}", fmt_value(&r.metric, r.value), fmt_value(&r.metric, sd)),
+                            Some(sd) => format!(
+                                "{} ± {}",
+                                fmt_value(&r.metric, r.value),
+                                fmt_value(&r.metric, sd)
+                            ),
                             None => fmt_value(&r.metric, r.value),
                         },
                         r.source.clone(),
@@ -160,7 +189,9 @@ pub fn document(sections: &[Section<'_>], profile: Profile) -> Vec<Block> {
                 })
                 .collect();
             doc.push(Block::Table {
-                head: ["data", "solver", "metric", "ours", "paper", "source"].map(String::from).to_vec(),
+                head: ["data", "solver", "metric", "ours", "paper", "source"]
+                    .map(String::from)
+                    .to_vec(),
                 rows,
             });
         }
@@ -171,23 +202,40 @@ pub fn document(sections: &[Section<'_>], profile: Profile) -> Vec<Block> {
                     .iter()
                     .map(|c| {
                         let o = judge(res, c);
-                        format!("{} — {} [{}]: {}", verdict_mark(o.verdict), o.text, o.id, o.detail)
+                        format!(
+                            "{} — {} [{}]: {}",
+                            verdict_mark(o.verdict),
+                            o.text,
+                            o.id,
+                            o.detail
+                        )
                     })
                     .collect(),
             ));
         }
         let checks = check(res);
         if !checks.is_empty() {
+            let skipped = checks.iter().filter(|c| c.skipped.is_some()).count();
+            let checks: Vec<_> = checks.into_iter().filter(|c| c.skipped.is_none()).collect();
             let bad: Vec<String> = checks
                 .iter()
                 .filter(|c| !c.ok)
                 .map(|c| format!("{}: {}", c.what, c.problem.clone().unwrap_or_default()))
                 .collect();
+            let outside = if bad.is_empty() {
+                String::new()
+            } else {
+                format!("; outside: {}", bad.join("; "))
+            };
+            let skipped = if skipped > 0 {
+                format!("; {skipped} skipped (set for other data)")
+            } else {
+                String::new()
+            };
             doc.push(Block::Para(format!(
-                "Expectation bands ({profile}): {}/{} within band{}",
+                "Expectation bands ({profile}): {}/{} within band{outside}{skipped}.",
                 checks.len() - bad.len(),
                 checks.len(),
-                if bad.is_empty() { ".".to_string() } else { format!("; outside: {}", bad.join("; ")) }
             )));
         }
         if !spec.choices.is_empty() {
@@ -202,7 +250,11 @@ pub fn document(sections: &[Section<'_>], profile: Profile) -> Vec<Block> {
         if !s.tables.is_empty() {
             doc.push(Block::Para(format!(
                 "Tidy results: {}",
-                s.tables.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+                s.tables
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )));
         }
     }
@@ -219,7 +271,10 @@ fn summary_table(res: &ExperimentResults<'_>) -> Block {
         .find(|s| s.as_str() == "test")
         .or(plan.ranking.evaluate.first())
         .map_or("test", |s| s.as_str());
-    let ks: Vec<u32> = [1u32, 10, 50].into_iter().filter(|&k| k as usize <= plan.ranking.k_max).collect();
+    let ks: Vec<u32> = [1u32, 10, 50]
+        .into_iter()
+        .filter(|&k| k as usize <= plan.ranking.k_max)
+        .collect();
     let mut head = vec!["data".to_string(), "solver".into(), format!("mAP ({set})")];
     head.extend(ks.iter().map(|k| format!("prec@{k}")));
     head.extend(["steps".to_string(), "solver s".into()]);
@@ -244,17 +299,33 @@ fn summary_table(res: &ExperimentResults<'_>) -> Block {
                 .cells
                 .iter()
                 .zip(&res.cells)
-                .filter(|(c, _)| plan.datasets[c.dataset].id == d.id && plan.solvers[c.solver].label == sv.label)
+                .filter(|(c, _)| {
+                    plan.datasets[c.dataset].id == d.id && plan.solvers[c.solver].label == sv.label
+                })
                 .filter_map(|(_, r)| r.as_ref())
                 .collect();
             let secs = Stat::of(&cells.iter().map(|c| c.train_seconds).collect::<Vec<_>>());
             let steps: Vec<f64> = cells
                 .iter()
-                .filter_map(|c| c.records.iter().filter(|r| r.set == set).map(|r| r.step).max())
+                .filter_map(|c| {
+                    c.records
+                        .iter()
+                        .filter(|r| r.set == set)
+                        .map(|r| r.step)
+                        .max()
+                })
                 .map(|s| s as f64)
                 .collect();
             let mut row = vec![
-                format!("{}{}", d.id, if d.resolved.synthetic { " (SYNTHETIC)" } else { "" }),
+                format!(
+                    "{}{}",
+                    d.id,
+                    if d.resolved.synthetic {
+                        " (SYNTHETIC)"
+                    } else {
+                        ""
+                    }
+                ),
                 sv.label.clone(),
                 get("map", None),
             ];
@@ -280,10 +351,19 @@ pub fn to_markdown(doc: &[Block]) -> String {
             Block::Para(t) => out.push_str(&format!("{t}\n\n")),
             Block::Image { src, alt } => out.push_str(&format!("![{alt}]({src})\n\n")),
             Block::Table { head, rows } => {
-                out.push_str(&format!("| {} |\n", head.iter().map(|h| md_cell(h)).collect::<Vec<_>>().join(" | ")));
+                out.push_str(&format!(
+                    "| {} |\n",
+                    head.iter()
+                        .map(|h| md_cell(h))
+                        .collect::<Vec<_>>()
+                        .join(" | ")
+                ));
                 out.push_str(&format!("|{}\n", "---|".repeat(head.len())));
                 for r in rows {
-                    out.push_str(&format!("| {} |\n", r.iter().map(|c| md_cell(c)).collect::<Vec<_>>().join(" | ")));
+                    out.push_str(&format!(
+                        "| {} |\n",
+                        r.iter().map(|c| md_cell(c)).collect::<Vec<_>>().join(" | ")
+                    ));
                 }
                 out.push('\n');
             }
@@ -299,7 +379,10 @@ pub fn to_markdown(doc: &[Block]) -> String {
 }
 
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 /// HTML rendering (self-contained, no scripts).
@@ -356,12 +439,17 @@ mod tests {
     fn both_renderings_carry_the_same_content_and_escape() {
         let doc = vec![
             Block::Heading(2, "A <b>".into()),
-            Block::Table { head: vec!["x|y".into()], rows: vec![vec!["1".into()]] },
+            Block::Table {
+                head: vec!["x|y".into()],
+                rows: vec![vec!["1".into()]],
+            },
             Block::List(vec!["SYNTHETIC & co".into()]),
         ];
         let md = to_markdown(&doc);
         assert!(md.contains("## A <b>") && md.contains("x\\|y") && md.contains("- SYNTHETIC & co"));
         let html = to_html(&doc);
-        assert!(html.contains("<h2>A &lt;b&gt;</h2>") && html.contains("<li>SYNTHETIC &amp; co</li>"));
+        assert!(
+            html.contains("<h2>A &lt;b&gt;</h2>") && html.contains("<li>SYNTHETIC &amp; co</li>")
+        );
     }
 }

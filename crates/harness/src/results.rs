@@ -7,6 +7,10 @@ use crate::spec::{At, Selector, XAxis};
 use polars::prelude::*;
 use std::path::{Path, PathBuf};
 
+/// The pseudo-metric selecting each cell's solver seconds (the final training run, to its
+/// last reported step, evaluation excluded): what speed gates check.
+pub const TRAIN_SECONDS: &str = "train_seconds";
+
 /// Mean, standard deviation (n-1), standard error of the mean and count.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Stat {
@@ -96,7 +100,10 @@ impl<'a> ExperimentResults<'a> {
     /// One value per cached repeat for a selector. Errors name what could not be matched.
     pub fn select(&self, sel: &Selector) -> Result<Vec<f64>, String> {
         let ds = match &sel.dataset {
-            Some(id) => vec![self.dataset_index(id).ok_or(format!("no data set `{id}`"))?],
+            Some(id) => vec![
+                self.dataset_index(id)
+                    .ok_or(format!("no data set `{id}`"))?,
+            ],
             None => (0..self.plan.datasets.len()).collect(),
         };
         let solvers = match &sel.solver {
@@ -112,9 +119,14 @@ impl<'a> ExperimentResults<'a> {
         }
         let mut values = Vec::new();
         for cell in self.cells_of(ds[0], solvers[0]) {
-            let matching = cell.records.iter().filter(|r| {
-                r.set == sel.set && r.metric == sel.metric && r.k == sel.k
-            });
+            if sel.metric == TRAIN_SECONDS {
+                values.push(cell.train_seconds);
+                continue;
+            }
+            let matching = cell
+                .records
+                .iter()
+                .filter(|r| r.set == sel.set && r.metric == sel.metric && r.k == sel.k);
             let pick = match sel.at {
                 At::Last => matching.max_by_key(|r| r.step),
                 At::Best => matching.max_by(|a, b| a.value.total_cmp(&b.value)),
@@ -137,11 +149,21 @@ impl<'a> ExperimentResults<'a> {
 
     /// A curve of `metric` on `set` against `x`, averaged over repeats (points present in
     /// every cached repeat only). For `x = k`, each repeat's last step is used.
-    pub fn curve(&self, dataset: usize, solver: usize, set: &str, metric: &str, x: XAxis) -> Vec<CurvePoint> {
+    pub fn curve(
+        &self,
+        dataset: usize,
+        solver: usize,
+        set: &str,
+        metric: &str,
+        x: XAxis,
+    ) -> Vec<CurvePoint> {
         let cells: Vec<&CellResult> = self.cells_of(dataset, solver).collect();
         let mut by_x: std::collections::BTreeMap<u64, (Vec<f64>, Vec<f64>)> = Default::default();
         for cell in &cells {
-            let recs = cell.records.iter().filter(|r| r.set == set && r.metric == metric);
+            let recs = cell
+                .records
+                .iter()
+                .filter(|r| r.set == set && r.metric == metric);
             let last = recs.clone().map(|r| r.step).max();
             for r in recs {
                 let key = match x {
@@ -222,10 +244,17 @@ impl<'a> ExperimentResults<'a> {
         let mut df = self.dataframe().map_err(|e| e.to_string())?;
         let name = self.plan.spec.id.replace('/', "-");
         let mut parquet = Vec::new();
-        ParquetWriter::new(&mut parquet).finish(&mut df).map_err(|e| e.to_string())?;
+        ParquetWriter::new(&mut parquet)
+            .finish(&mut df)
+            .map_err(|e| e.to_string())?;
         let mut csv = Vec::new();
-        CsvWriter::new(&mut csv).finish(&mut df).map_err(|e| e.to_string())?;
-        let paths = [dir.join(format!("{name}.parquet")), dir.join(format!("{name}.csv"))];
+        CsvWriter::new(&mut csv)
+            .finish(&mut df)
+            .map_err(|e| e.to_string())?;
+        let paths = [
+            dir.join(format!("{name}.parquet")),
+            dir.join(format!("{name}.csv")),
+        ];
         for (p, bytes) in paths.iter().zip([parquet, csv]) {
             crate::cache::write_atomic(p, &bytes).map_err(|e| format!("{}: {e}", p.display()))?;
         }
@@ -274,7 +303,10 @@ impl Cols {
                 c("profile", Series::new("".into(), self.profile)),
                 c("dataset", Series::new("".into(), self.dataset)),
                 c("dataset_name", Series::new("".into(), self.dataset_name)),
-                c("dataset_identity", Series::new("".into(), self.dataset_identity)),
+                c(
+                    "dataset_identity",
+                    Series::new("".into(), self.dataset_identity),
+                ),
                 c("synthetic", Series::new("".into(), self.synthetic)),
                 c("solver", Series::new("".into(), self.solver)),
                 c("label", Series::new("".into(), self.label)),
@@ -285,11 +317,17 @@ impl Cols {
                 c("metric", Series::new("".into(), self.metric)),
                 c("step", Series::new("".into(), self.step)),
                 c("k", Series::new("".into(), self.k)),
-                c("solver_seconds", Series::new("".into(), self.solver_seconds)),
+                c(
+                    "solver_seconds",
+                    Series::new("".into(), self.solver_seconds),
+                ),
                 c("value", Series::new("".into(), self.value)),
                 c("selected_step", Series::new("".into(), self.selected_step)),
                 c("train_seconds", Series::new("".into(), self.train_seconds)),
-                c("selection_seconds", Series::new("".into(), self.selection_seconds)),
+                c(
+                    "selection_seconds",
+                    Series::new("".into(), self.selection_seconds),
+                ),
                 c("eval_seconds", Series::new("".into(), self.eval_seconds)),
                 c("cell_key", Series::new("".into(), self.cell_key)),
                 c("git_commit", Series::new("".into(), self.git_commit)),

@@ -177,7 +177,12 @@ fn data_key(plan: &Plan, ci: usize) -> String {
     format!("{}|{}|{}", d.name, d.params, d.identity)
 }
 
-fn run_cell(plan: &Plan, ci: usize, data: &LabeledSet, start: Instant) -> Result<CellResult, String> {
+fn run_cell(
+    plan: &Plan,
+    ci: usize,
+    data: &LabeledSet,
+    start: Instant,
+) -> Result<CellResult, String> {
     let cell = &plan.cells[ci];
     let sv = &plan.solvers[cell.solver];
     let d = &plan.datasets[cell.dataset];

@@ -95,7 +95,9 @@ impl Checkpoints {
                 let top = (self.max as f64).ln();
                 s.extend((0..n).map(|i| (top * i as f64 / (n - 1) as f64).exp().round() as u64));
             }
-            (None, Some(_)) => return Err("`log_points` needs at least 2 points and max >= 1".into()),
+            (None, Some(_)) => {
+                return Err("`log_points` needs at least 2 points and max >= 1".into());
+            }
             (None, None) => {}
         }
         s.extend(self.extra.iter().filter(|&&x| x <= self.max));
@@ -234,9 +236,9 @@ impl<'de> Deserialize<'de> for At {
             S(String),
             N(u64),
         }
-        match Raw::deserialize(d).map_err(|_| {
-            serde::de::Error::custom("expected \"last\", \"best\" or a step number")
-        })? {
+        match Raw::deserialize(d)
+            .map_err(|_| serde::de::Error::custom("expected \"last\", \"best\" or a step number"))?
+        {
             Raw::N(n) => Ok(At::Step(n)),
             Raw::S(s) if s == "last" => Ok(At::Last),
             Raw::S(s) if s == "best" => Ok(At::Best),
@@ -361,8 +363,22 @@ pub struct Expectation {
     pub min: PerProfile<f64>,
     #[serde(default = "pos_inf")]
     pub max: PerProfile<f64>,
+    /// Which data the band was set for: `"real"`, `"synthetic"` or `"any"` (default). A band
+    /// for real data is skipped, and says so, when the data set fell back to its stand-in.
+    #[serde(default)]
+    pub data: DataKind,
     #[serde(default)]
     pub note: String,
+}
+
+/// Real data, a synthetic stand-in, or either.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DataKind {
+    Real,
+    Synthetic,
+    #[default]
+    Any,
 }
 
 fn neg_inf() -> PerProfile<f64> {
@@ -436,7 +452,10 @@ impl LoadedSpec {
         if !dir.is_empty() && dir != "experiments" && dir != loaded.spec.paper {
             return Err(loaded.error_at(
                 0,
-                format!("key `paper`: \"{}\" differs from the spec's directory `{dir}`", loaded.spec.paper),
+                format!(
+                    "key `paper`: \"{}\" differs from the spec's directory `{dir}`",
+                    loaded.spec.paper
+                ),
             ));
         }
         loaded.validate_structure()?;
@@ -465,16 +484,23 @@ impl LoadedSpec {
     fn validate_structure(&self) -> Result<(), SpecError> {
         let s = &self.spec;
         if s.datasets.is_empty() || s.solvers.is_empty() {
-            return Err(self.error("a spec needs at least one `[[datasets]]` and one `[[solvers]]`".into()));
+            return Err(
+                self.error("a spec needs at least one `[[datasets]]` and one `[[solvers]]`".into())
+            );
         }
         let mut ids = std::collections::BTreeSet::new();
         for d in &s.datasets {
             if !ids.insert(d.id.as_str()) {
-                return Err(self.error_at(d.name.span().start, format!("key `datasets.id`: duplicate id \"{}\"", d.id)));
+                return Err(self.error_at(
+                    d.name.span().start,
+                    format!("key `datasets.id`: duplicate id \"{}\"", d.id),
+                ));
             }
         }
         if s.protocol.ranking.is_none() {
-            return Err(self.error("key `protocol`: no task table; add `[protocol.ranking]`".into()));
+            return Err(
+                self.error("key `protocol`: no task table; add `[protocol.ranking]`".into())
+            );
         }
         for p in Profile::ALL {
             if let Err(e) = s.protocol.checkpoints.at(p).steps() {
@@ -485,7 +511,10 @@ impl LoadedSpec {
             && let Some(es) = &r.early_stopping
             && !(es.validation_fraction > 0.0 && es.validation_fraction < 1.0)
         {
-            return Err(self.error("key `protocol.ranking.early_stopping.validation_fraction`: must be in (0, 1)".into()));
+            return Err(self.error(
+                "key `protocol.ranking.early_stopping.validation_fraction`: must be in (0, 1)"
+                    .into(),
+            ));
         }
         for sv in &s.solvers {
             let (grid, at) = table_of(&sv.grid, sv.name.span().start);
@@ -498,7 +527,10 @@ impl LoadedSpec {
                     ));
                 }
                 if params.contains_key(k) {
-                    return Err(self.error_at(at, format!("key `solvers.grid.{k}`: also given in `params`")));
+                    return Err(self.error_at(
+                        at,
+                        format!("key `solvers.grid.{k}`: also given in `params`"),
+                    ));
                 }
             }
         }
@@ -527,7 +559,11 @@ impl LoadedSpec {
 
 /// 1-based line number of a byte offset.
 pub fn line_of(source: &str, offset: usize) -> usize {
-    source[..offset.min(source.len())].bytes().filter(|&b| b == b'\n').count() + 1
+    source[..offset.min(source.len())]
+        .bytes()
+        .filter(|&b| b == b'\n')
+        .count()
+        + 1
 }
 
 /// Every spec file under `dir` (`<dir>/<paper>/<name>.toml`), sorted by path.
@@ -584,7 +620,15 @@ name = "oasis"
         let s = parse(MINIMAL).unwrap();
         assert_eq!(s.id, "demo/f");
         assert_eq!(*s.spec.protocol.repeats.at(Profile::Paper), 2);
-        assert_eq!(s.spec.protocol.checkpoints.at(Profile::Quick).steps().unwrap(), vec![0, 50, 100]);
+        assert_eq!(
+            s.spec
+                .protocol
+                .checkpoints
+                .at(Profile::Quick)
+                .steps()
+                .unwrap(),
+            vec![0, 50, 100]
+        );
     }
 
     #[test]
@@ -607,17 +651,36 @@ name = "oasis"
 
     #[test]
     fn directory_must_match_paper_and_grids_must_be_arrays() {
-        let e = LoadedSpec::parse(Path::new("experiments/other/f.toml"), MINIMAL.into()).unwrap_err();
-        assert!(e.to_string().contains("differs from the spec's directory"), "{e}");
+        let e =
+            LoadedSpec::parse(Path::new("experiments/other/f.toml"), MINIMAL.into()).unwrap_err();
+        assert!(
+            e.to_string().contains("differs from the spec's directory"),
+            "{e}"
+        );
         let src = format!("{MINIMAL}grid = {{ c = 0.1 }}\n");
-        assert!(parse(&src).unwrap_err().to_string().contains("non-empty arrays"));
+        assert!(
+            parse(&src)
+                .unwrap_err()
+                .to_string()
+                .contains("non-empty arrays")
+        );
     }
 
     #[test]
     fn checkpoint_grids() {
-        let c = Checkpoints { max: 1000, every: None, log_points: Some(4), extra: vec![5] };
+        let c = Checkpoints {
+            max: 1000,
+            every: None,
+            log_points: Some(4),
+            extra: vec![5],
+        };
         assert_eq!(c.steps().unwrap(), vec![0, 1, 5, 10, 100, 1000]);
-        let bad = Checkpoints { max: 10, every: Some(2), log_points: Some(2), extra: vec![] };
+        let bad = Checkpoints {
+            max: 10,
+            every: Some(2),
+            log_points: Some(2),
+            extra: vec![],
+        };
         assert!(bad.steps().is_err());
     }
 }

@@ -22,7 +22,8 @@ pub fn fingerprint(text: &str) -> String {
 }
 
 /// Tokens separated by single spaces, groups recursively, without `#[doc = ..]` attributes
-/// (doc comments) and without items marked `#[cfg(test)]`.
+/// (doc comments), without items marked `#[cfg(test)]` and without trailing commas (which
+/// rustfmt adds or removes as line breaks change).
 fn canonical(ts: TokenStream, out: &mut String) {
     let tokens: Vec<TokenTree> = ts.into_iter().collect();
     let mut i = 0;
@@ -49,7 +50,12 @@ fn canonical(ts: TokenStream, out: &mut String) {
             }
             continue;
         }
-        emit(tokens[i].clone(), out);
+        // A trailing comma before a closing delimiter is formatting, not code.
+        let trailing_comma = i + 1 == tokens.len()
+            && matches!(&tokens[i], TokenTree::Punct(p) if p.as_char() == ',');
+        if !trailing_comma {
+            emit(tokens[i].clone(), out);
+        }
         i += 1;
     }
 }
@@ -63,7 +69,9 @@ enum Attr {
 
 /// Recognise `#[..]` / `#![..]` at `i`: its token length and kind.
 fn attribute_at(tokens: &[TokenTree], i: usize) -> Option<(usize, Attr)> {
-    let TokenTree::Punct(p) = &tokens[i] else { return None };
+    let TokenTree::Punct(p) = &tokens[i] else {
+        return None;
+    };
     if p.as_char() != '#' {
         return None;
     }
@@ -73,14 +81,18 @@ fn attribute_at(tokens: &[TokenTree], i: usize) -> Option<(usize, Attr)> {
     {
         j += 1;
     }
-    let TokenTree::Group(g) = tokens.get(j)? else { return None };
+    let TokenTree::Group(g) = tokens.get(j)? else {
+        return None;
+    };
     if g.delimiter() != Delimiter::Bracket {
         return None;
     }
     let inner: Vec<String> = g.stream().into_iter().map(|t| t.to_string()).collect();
     let kind = match inner.first().map(String::as_str) {
         Some("doc") => Attr::Doc,
-        Some("cfg") if inner.get(1).is_some_and(|s| s.replace(' ', "") == "(test)") => Attr::CfgTest,
+        Some("cfg") if inner.get(1).is_some_and(|s| s.replace(' ', "") == "(test)") => {
+            Attr::CfgTest
+        }
         _ => Attr::Other,
     };
     Some((j + 1 - i, kind))
@@ -118,14 +130,21 @@ mod tests {
     fn comments_docs_and_layout_do_not_count() {
         let edited = "// a new comment\n/// Adds two numbers.\nfn add(a: u32,\n  b: u32) -> u32 {\n    a + b /* sum */\n}\n";
         assert_eq!(fingerprint(BASE), fingerprint(edited));
-        let with_tests = format!("{BASE}#[cfg(test)]\nmod tests {{ fn t() {{ assert!(true) }} }}\n");
+        let with_tests =
+            format!("{BASE}#[cfg(test)]\nmod tests {{ fn t() {{ assert!(true) }} }}\n");
         assert_eq!(fingerprint(BASE), fingerprint(&with_tests));
     }
 
     #[test]
     fn code_changes_count() {
-        assert_ne!(fingerprint(BASE), fingerprint("fn add(a: u32, b: u32) -> u32 { a - b }"));
-        assert_ne!(fingerprint(BASE), fingerprint("fn add(a: u32, b: u32) -> u32 { a + b + 0 }"));
+        assert_ne!(
+            fingerprint(BASE),
+            fingerprint("fn add(a: u32, b: u32) -> u32 { a - b }")
+        );
+        assert_ne!(
+            fingerprint(BASE),
+            fingerprint("fn add(a: u32, b: u32) -> u32 { a + b + 0 }")
+        );
         let attr = "#[inline]\nfn add(a: u32, b: u32) -> u32 { a + b }";
         assert_ne!(fingerprint(BASE), fingerprint(attr));
     }

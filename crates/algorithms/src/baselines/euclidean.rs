@@ -51,7 +51,11 @@ mod tests {
     #[test]
     fn scores_are_negative_squared_distances() {
         let set = LabeledSet::from_dense_rows(
-            &[vec![1.0, 0.0, 2.0], vec![0.0, 3.0, 0.0], vec![1.0, 1.0, 1.0]],
+            &[
+                vec![1.0, 0.0, 2.0],
+                vec![0.0, 3.0, 0.0],
+                vec![1.0, 1.0, 1.0],
+            ],
             vec![0, 1, 0],
             2,
         );

@@ -23,9 +23,7 @@ pub struct StepOutcome {
 impl BilinearModel {
     /// `W = I`: the Euclidean / dot-product starting point of OASIS.
     pub fn identity(d: usize) -> Self {
-        Self {
-            w: Array2::eye(d),
-        }
+        Self { w: Array2::eye(d) }
     }
 
     pub fn from_matrix(w: Array2<f64>) -> Self {
@@ -142,7 +140,11 @@ mod tests {
             .insert_axis(ndarray::Axis(1))
             .dot(&q.view().insert_axis(ndarray::Axis(0)));
         let vnorm = v.iter().map(|x| x * x).sum::<f64>();
-        let tau = if loss == 0.0 { 0.0 } else { c.min(loss / vnorm) };
+        let tau = if loss == 0.0 {
+            0.0
+        } else {
+            c.min(loss / vnorm)
+        };
         (w + &(tau * &v), loss, tau)
     }
 
@@ -167,7 +169,9 @@ mod tests {
                     dense_reference(&reference, &dense(&p), &dense(&a), &dense(&b), c);
                 assert!((out.loss - loss).abs() < 1e-10, "{} vs {}", out.loss, loss);
                 assert!((out.tau - tau).abs() < 1e-12);
-                let err = (model.matrix() - &w_ref).iter().fold(0.0f64, |m, x| m.max(x.abs()));
+                let err = (model.matrix() - &w_ref)
+                    .iter()
+                    .fold(0.0f64, |m, x| m.max(x.abs()));
                 assert!(err < 1e-12, "max |W - W_ref| = {err}");
                 reference = w_ref;
             }
@@ -201,7 +205,13 @@ mod tests {
         let mut model = BilinearModel::identity(4);
         let p = CsVec::new(4, vec![0], vec![1.0]);
         let same = CsVec::new(4, vec![1], vec![1.0]);
-        let out = model.pa1_step(p.view(), same.view(), same.view(), 0.1, &mut SparseVec::default());
+        let out = model.pa1_step(
+            p.view(),
+            same.view(),
+            same.view(),
+            0.1,
+            &mut SparseVec::default(),
+        );
         assert_eq!(out.tau, 0.0);
         assert_eq!(model, BilinearModel::identity(4));
     }

@@ -73,7 +73,11 @@ pub fn parse_idx(path: &Path, bytes: Vec<u8>) -> Result<IdxArray, DataError> {
         Err(DataError::format(path, offset as u64, expected, found))
     };
     if bytes.len() < 4 {
-        return fail(0, "a 4-byte IDX magic number".into(), format!("{} bytes", bytes.len()));
+        return fail(
+            0,
+            "a 4-byte IDX magic number".into(),
+            format!("{} bytes", bytes.len()),
+        );
     }
     if bytes[0] != 0 || bytes[1] != 0 {
         return fail(
@@ -112,11 +116,19 @@ pub fn parse_idx(path: &Path, bytes: Vec<u8>) -> Result<IdxArray, DataError> {
         .try_fold(kind.size(), |acc, &d| acc.checked_mul(d))
         .filter(|&n| n <= isize::MAX as usize);
     let Some(expected) = expected else {
-        return fail(4, "dimension sizes whose product fits in memory".into(), format!("{dims:?}"));
+        return fail(
+            4,
+            "dimension sizes whose product fits in memory".into(),
+            format!("{dims:?}"),
+        );
     };
     let have = bytes.len() - header_len;
     if have != expected {
-        let what = if have < expected { "truncated data" } else { "trailing bytes" };
+        let what = if have < expected {
+            "truncated data"
+        } else {
+            "trailing bytes"
+        };
         return fail(
             header_len + have.min(expected),
             format!("{expected} data bytes for dimensions {dims:?}"),
@@ -148,7 +160,11 @@ mod tests {
 
     #[test]
     fn parses_a_small_array() {
-        let a = parse_idx(Path::new("t"), idx_bytes(0x08, &[2, 3], &[1, 2, 3, 4, 5, 6])).unwrap();
+        let a = parse_idx(
+            Path::new("t"),
+            idx_bytes(0x08, &[2, 3], &[1, 2, 3, 4, 5, 6]),
+        )
+        .unwrap();
         assert_eq!(a.dims, vec![2, 3]);
         assert_eq!(a.kind, IdxType::U8);
         assert_eq!(a.data, vec![1, 2, 3, 4, 5, 6]);
@@ -165,7 +181,10 @@ mod tests {
         let mut long = good.clone();
         long.push(0);
         let e = parse_idx(Path::new("t"), long).unwrap_err().to_string();
-        assert!(e.contains("trailing bytes") && e.contains("at byte 18"), "{e}");
+        assert!(
+            e.contains("trailing bytes") && e.contains("at byte 18"),
+            "{e}"
+        );
     }
 
     #[test]

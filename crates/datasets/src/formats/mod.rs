@@ -50,11 +50,17 @@ mod tests {
         std::fs::write(&p, &gz).unwrap();
         assert_eq!(read_maybe_gzip(&p).unwrap(), payload);
         std::fs::write(&p, &gz[..gz.len() / 2]).unwrap();
-        assert!(matches!(read_maybe_gzip(&p), Err(DataError::Corrupt { .. })));
+        assert!(matches!(
+            read_maybe_gzip(&p),
+            Err(DataError::Corrupt { .. })
+        ));
         let mut bad = gz.clone();
         let n = bad.len();
         bad[n - 6] ^= 0xff; // CRC/size trailer
         std::fs::write(&p, &bad).unwrap();
-        assert!(matches!(read_maybe_gzip(&p), Err(DataError::Corrupt { .. })));
+        assert!(matches!(
+            read_maybe_gzip(&p),
+            Err(DataError::Corrupt { .. })
+        ));
     }
 }

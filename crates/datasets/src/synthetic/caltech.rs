@@ -112,17 +112,25 @@ impl CaltechStandin {
     fn validate(&self) -> Result<(), DataError> {
         let bad = |m: String| Err(DataError::Param(m));
         if self.classes < 2 || self.per_class < 2 || self.dim < 2 {
-            return bad("the Caltech stand-in needs at least 2 classes of 2 images and dim >= 2".into());
+            return bad(
+                "the Caltech stand-in needs at least 2 classes of 2 images and dim >= 2".into(),
+            );
         }
         let tilts = [self.class_tilt, self.nuisance_tilt, self.image_tilt];
         if tilts.iter().any(|t| !(0.0..=10.0).contains(t)) {
             return bad(format!("tilts must be in [0, 10], got {tilts:?}"));
         }
         if !(self.mean_blocks >= 10.0 && self.mean_blocks <= 1e6) {
-            return bad(format!("mean_blocks must be in [10, 1e6], got {}", self.mean_blocks));
+            return bad(format!(
+                "mean_blocks must be in [10, 1e6], got {}",
+                self.mean_blocks
+            ));
         }
         if !(0.0..=5.0).contains(&self.zipf_exponent) {
-            return bad(format!("zipf_exponent must be in [0, 5], got {}", self.zipf_exponent));
+            return bad(format!(
+                "zipf_exponent must be in [0, 5], got {}",
+                self.zipf_exponent
+            ));
         }
         Ok(())
     }
@@ -137,7 +145,9 @@ impl CaltechStandin {
             log_bg[word] = -self.zipf_exponent * ((rank + 1) as f64).ln();
         }
         let field = |scale: f64, rng: &mut dyad_core::Rng| -> Vec<f64> {
-            (0..d).map(|_| scale * rng.sample::<f64, _>(StandardNormal)).collect()
+            (0..d)
+                .map(|_| scale * rng.sample::<f64, _>(StandardNormal))
+                .collect()
         };
         // Difficulty factors evenly spaced over [0.6, 1.4], in random class order: the mean
         // difficulty of a subset does not depend on the seed.
@@ -181,7 +191,9 @@ impl CaltechStandin {
             }
         }
         let x = tfidf_l2(&counts, d);
-        let names = (0..self.classes).map(|c| format!("standin-{c:03}")).collect();
+        let names = (0..self.classes)
+            .map(|c| format!("standin-{c:03}"))
+            .collect();
         Ok(LabeledSet::new(x, labels, names, None).expect("consistent"))
     }
 }
@@ -255,7 +267,10 @@ mod tests {
     fn generation_is_deterministic_and_shaped_as_specified() {
         let g = CaltechStandin::new(10, 7);
         let a = g.generate().unwrap();
-        assert_eq!(labeled_set_content_id(&a), labeled_set_content_id(&g.generate().unwrap()));
+        assert_eq!(
+            labeled_set_content_id(&a),
+            labeled_set_content_id(&g.generate().unwrap())
+        );
         assert_eq!((a.n(), a.dim(), a.n_classes()), (650, 1000, 10));
         for members in a.class_members() {
             assert_eq!(members.len(), 65);

@@ -81,7 +81,10 @@ impl MnistStandin {
                     .iter()
                     .map(|s| {
                         s.map(|(x, y)| {
-                            (x + dx + noise.sample(&mut rng), y + dy + noise.sample(&mut rng))
+                            (
+                                x + dx + noise.sample(&mut rng),
+                                y + dy + noise.sample(&mut rng),
+                            )
                         })
                     })
                     .collect();
@@ -144,7 +147,8 @@ mod tests {
         let m = g.generate().unwrap();
         assert_eq!(m, g.generate().unwrap());
         assert_eq!((m.train_images.len(), m.test_labels.len()), (200 * 784, 50));
-        let ink = m.train_images.iter().filter(|&&v| v > 0).count() as f64 / m.train_images.len() as f64;
+        let ink =
+            m.train_images.iter().filter(|&&v| v > 0).count() as f64 / m.train_images.len() as f64;
         assert!((0.05..0.4).contains(&ink), "ink density {ink}");
         let set = m.to_labeled_set(true);
         assert_eq!((set.n(), set.dim(), set.n_classes()), (250, 784, 10));

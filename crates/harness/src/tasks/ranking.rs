@@ -55,8 +55,8 @@ struct Evaluator<'a> {
 impl Observer for Evaluator<'_> {
     fn checkpoint(&mut self, at: Checkpoint, model: &dyn Scorer) -> Control {
         let t = Instant::now();
-        let with_precision = !self.map_only
-            && (self.every_precision || at.last || self.final_step == Some(at.step));
+        let with_precision =
+            !self.map_only && (self.every_precision || at.last || self.final_step == Some(at.step));
         for &(name, set) in &self.sets {
             let r = evaluate_retrieval(model, set, set, true, self.k_max);
             let rec = |metric: &str, k: Option<u32>, value: f64| Record {

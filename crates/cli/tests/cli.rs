@@ -1,0 +1,238 @@
+//! The `dyad` binary: reproduce, resume after a kill, check, and errors.
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const DYAD: &str = env!("CARGO_BIN_EXE_dyad");
+
+fn spec(repeats: u32, max: u64) -> String {
+    format!(
+        r#"
+title = "resume demo"
+paper = "demo"
+figure = "F1"
+
+[[datasets]]
+id = "c10"
+name = "caltech256"
+params = {{ subset = "c10" }}
+
+[protocol]
+repeats = {repeats}
+seed = 3
+checkpoints = {{ max = {max}, every = {max} }}
+
+[protocol.ranking]
+train_per_class = 40
+test_per_class = 25
+k_max = 10
+
+[[solvers]]
+name = "oasis"
+
+[[solvers]]
+name = "euclidean"
+
+[[plots]]
+id = "prec"
+title = "precision"
+x = "k"
+metric = "precision"
+x_label = "k"
+y_label = "precision"
+chance = true
+
+[[expect]]
+dataset = "c10"
+solver = "oasis"
+metric = "map"
+min = 0.99
+"#
+    )
+}
+
+struct Ws {
+    dir: tempfile::TempDir,
+}
+
+impl Ws {
+    fn new(spec: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let exp = dir.path().join("experiments/demo");
+        std::fs::create_dir_all(&exp).unwrap();
+        std::fs::write(exp.join("fig.toml"), spec).unwrap();
+        Ws { dir }
+    }
+
+    fn results(&self) -> PathBuf {
+        self.dir.path().join("results")
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(DYAD);
+        c.current_dir(self.dir.path())
+            .env("CI", "true")
+            .env("DYAD_DATA_DIR", self.dir.path().join("no-data"))
+            .args(args);
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().unwrap()
+    }
+
+    fn cached_cells(&self) -> Vec<(PathBuf, Vec<u8>)> {
+        let mut out = Vec::new();
+        let cells = self.results().join("cache/cells");
+        for shard in std::fs::read_dir(&cells).into_iter().flatten().flatten() {
+            for f in std::fs::read_dir(shard.path()).unwrap().flatten() {
+                let p = f.path();
+                if p.extension().is_some_and(|x| x == "json") {
+                    out.push((p.clone(), std::fs::read(&p).unwrap()));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `(total, cached, computed)` from the run summary line.
+fn summary(o: &Output) -> (usize, usize, usize) {
+    let e = stderr(o);
+    let line = e
+        .lines()
+        .find(|l| l.starts_with("cells: "))
+        .unwrap_or_else(|| panic!("{e}"));
+    let nums: Vec<usize> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().unwrap())
+        .collect();
+    (nums[0], nums[1], nums[2])
+}
+
+#[test]
+fn reproduce_writes_everything_and_a_second_run_computes_nothing() {
+    let ws = Ws::new(&spec(2, 2000));
+    let o = ws.run(&["reproduce", "demo", "--profile", "quick"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(summary(&o), (4, 0, 4));
+    assert!(stderr(&o).contains("SYNTHETIC stand-in for Caltech-256 c10"));
+    let report = ws.results().join("report-quick/REPORT.md");
+    let md = std::fs::read_to_string(&report).unwrap();
+    assert!(md.contains("demo/fig") && md.contains("SYNTHETIC"));
+    assert!(
+        ws.results()
+            .join("report-quick/figures/demo-fig-prec.png")
+            .is_file()
+    );
+    assert!(ws.results().join("tables/quick/demo-fig.parquet").is_file());
+    let again = ws.run(&["reproduce", "demo/fig", "--profile", "quick"]);
+    assert_eq!(summary(&again), (4, 4, 0));
+    assert!(
+        stderr(&again).contains("data sets loaded: 0"),
+        "{}",
+        stderr(&again)
+    );
+    // --results from the command line goes where it is told.
+    let other = ws.dir.path().join("elsewhere");
+    let o = ws.run(&[
+        "run",
+        "experiments/demo/fig.toml",
+        "--profile",
+        "quick",
+        "--results",
+        other.to_str().unwrap(),
+    ]);
+    assert!(o.status.success());
+    assert!(other.join("tables/quick/demo-fig.csv").is_file());
+}
+
+#[test]
+fn a_killed_run_resumes_and_loses_no_finished_cell() {
+    // 16 cells of a few tenths of a second each, one at a time.
+    let ws = Ws::new(&spec(8, 60_000));
+    let mut child = ws
+        .cmd(&["run", "demo", "--profile", "quick", "--threads", "1"])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while ws.cached_cells().len() < 3 {
+        assert!(start.elapsed() < Duration::from_secs(120), "no progress");
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("run finished before it could be killed: {status}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = ws.cached_cells();
+    assert!(before.len() >= 3 && before.len() < 16, "{}", before.len());
+    for (p, bytes) in &before {
+        assert!(
+            serde_json::from_slice::<serde_json::Value>(bytes).is_ok(),
+            "{} is torn",
+            p.display()
+        );
+    }
+    let o = ws.run(&["run", "demo", "--profile", "quick"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (total, cached, computed) = summary(&o);
+    assert_eq!(total, 16);
+    assert_eq!(cached, before.len());
+    assert_eq!(cached + computed, 16);
+    let after = ws.cached_cells();
+    assert_eq!(after.len(), 16);
+    for (p, bytes) in &before {
+        let now = after
+            .iter()
+            .find(|(q, _)| q == p)
+            .expect("finished cell kept");
+        assert_eq!(&now.1, bytes, "{} was recomputed", p.display());
+    }
+}
+
+#[test]
+fn check_names_every_metric_outside_its_band() {
+    let ws = Ws::new(&spec(1, 1000));
+    let o = ws.run(&["check", "--profile", "quick"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("not run"), "{}", stderr(&o));
+    assert!(
+        ws.run(&["run", "demo", "--profile", "quick"])
+            .status
+            .success()
+    );
+    let o = ws.run(&["check", "--profile", "quick"]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains("demo/fig c10 oasis map (test)") && e.contains("outside [0.99, inf]"),
+        "{e}"
+    );
+}
+
+#[test]
+fn bad_specs_and_targets_are_clear_errors() {
+    let ws = Ws::new(&spec(1, 1000).replace("seed = 3", "seed = 3\nsede = 4"));
+    let o = ws.run(&["run", "demo", "--profile", "quick"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("experiments/demo/fig.toml:14:") && e.contains("sede"),
+        "{e}"
+    );
+    let ws = Ws::new(&spec(1, 1000));
+    let e = stderr(&ws.run(&["run", "nosuch/fig"]));
+    assert!(
+        e.contains("no experiment matches `nosuch/fig`") && e.contains("demo/fig"),
+        "{e}"
+    );
+}

@@ -1,0 +1,395 @@
+//! The harness end to end on small specs: cache keys, resume, determinism, failures, outputs.
+
+use dyad_harness::Workspace;
+use dyad_harness::cache::Cache;
+use dyad_harness::profile::Profile;
+use dyad_harness::registry::{self, SOURCE_FINGERPRINTS, fingerprint_in};
+use dyad_harness::results::ExperimentResults;
+use dyad_harness::run::{Progress, RunOptions, RunSummary, execute};
+use std::path::Path;
+
+const SPEC: &str = r#"
+title = "demo"
+paper = "demo"
+figure = "F1"
+
+[[datasets]]
+id = "small"
+name = "caltech256-standin"
+params = { classes = 4, per_class = 12, dim = 200, seed = 5 }
+
+[protocol]
+repeats = 2
+seed = 7
+checkpoints = { max = 400, every = 200 }
+
+[protocol.ranking]
+train_per_class = 7
+test_per_class = 5
+evaluate = ["train", "test"]
+k_max = 5
+
+[[solvers]]
+name = "oasis"
+params = { c = 0.1 }
+
+[[solvers]]
+name = "euclidean"
+
+[[plots]]
+id = "map"
+title = "mAP"
+x = "step"
+metric = "map"
+x_label = "steps"
+y_label = "mAP"
+
+[[plots]]
+id = "prec"
+title = "precision"
+x = "k"
+metric = "precision"
+sets = ["test"]
+x_label = "k"
+y_label = "precision"
+chance = true
+
+[[claims]]
+id = "c1"
+text = "OASIS beats Euclidean"
+kind = "greater"
+metric = "map"
+solver = "oasis"
+versus = "euclidean"
+
+[[expect]]
+dataset = "small"
+solver = "euclidean"
+metric = "map"
+min = 0.0
+max = 1.0
+
+[[expect]]
+dataset = "small"
+solver = "oasis"
+metric = "map"
+min = 2.0
+"#;
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    ws: Workspace,
+}
+
+fn fixture(spec: &str) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = dir.path().join("experiments").join("demo");
+    std::fs::create_dir_all(&exp).unwrap();
+    std::fs::write(exp.join("fig.toml"), spec).unwrap();
+    let ws = Workspace {
+        experiments: dir.path().join("experiments"),
+        results: dir.path().join("results"),
+        data_dir: dir.path().join("no-data"),
+    };
+    Fixture { _dir: dir, ws }
+}
+
+fn opts(ws: &Workspace, threads: usize, keep_going: bool) -> RunOptions {
+    RunOptions {
+        results: ws.results.clone(),
+        keep_going,
+        threads: Some(threads),
+        progress: Progress::Quiet,
+    }
+}
+
+fn plan_and_run(ws: &Workspace, threads: usize) -> (Vec<dyad_harness::plan::Plan>, RunSummary) {
+    let ctx = ws.data_context();
+    let plans = ws
+        .plan(&ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
+        .unwrap();
+    let s = execute(&plans, &opts(ws, threads, false));
+    (plans, s)
+}
+
+fn keys(ws: &Workspace) -> Vec<(String, String)> {
+    let ctx = ws.data_context();
+    let plans = ws
+        .plan(&ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
+        .unwrap();
+    plans[0]
+        .cells
+        .iter()
+        .map(|c| (plans[0].solvers[c.solver].name.to_string(), c.key.clone()))
+        .collect()
+}
+
+#[test]
+fn cache_keys_are_stable_and_change_with_parameters_and_data_only() {
+    let f = fixture(SPEC);
+    let base = keys(&f.ws);
+    assert_eq!(base.len(), 4);
+    assert_eq!(base, keys(&f.ws), "keys must be stable across plans");
+
+    let write = |s: String| std::fs::write(f.ws.experiments.join("demo/fig.toml"), s).unwrap();
+    // Cosmetic edits: comments, title, plots, claims.
+    write(format!(
+        "# a comment\n{}",
+        SPEC.replace("title = \"demo\"", "title = \"renamed\"")
+    ));
+    assert_eq!(keys(&f.ws), base);
+    // A solver parameter: OASIS cells change, Euclidean cells do not.
+    write(SPEC.replace("params = { c = 0.1 }", "params = { c = 0.2 }"));
+    let k = keys(&f.ws);
+    for ((name, a), (_, b)) in base.iter().zip(&k) {
+        assert_eq!(name == "oasis", a != b, "{name}");
+    }
+    // Writing a default explicitly changes nothing.
+    write(SPEC.replace("params = { c = 0.1 }", "params = {}"));
+    assert_eq!(keys(&f.ws), base);
+    // The data: every cell changes.
+    write(SPEC.replace("seed = 5", "seed = 6"));
+    for ((_, a), (_, b)) in base.iter().zip(&keys(&f.ws)) {
+        assert_ne!(a, b);
+    }
+    // The checkpoint grid matters to OASIS only (Euclidean has no steps).
+    write(SPEC.replace("every = 200", "every = 100"));
+    for ((name, a), (_, b)) in base.iter().zip(&keys(&f.ws)) {
+        assert_eq!(name == "oasis", a != b, "{name}");
+    }
+}
+
+#[test]
+fn a_solver_source_edit_changes_only_that_solvers_fingerprint() {
+    // The fingerprint table with one file's token hash changed, as after a code edit there.
+    let edited: Vec<(&str, &str)> = SOURCE_FINGERPRINTS
+        .iter()
+        .map(|&(p, h)| {
+            if p == "algorithms/src/baselines/euclidean.rs" {
+                (p, "edited")
+            } else {
+                (p, h)
+            }
+        })
+        .collect();
+    let oasis = registry::solver("oasis").unwrap();
+    let euclid = registry::solver("euclidean").unwrap();
+    assert_eq!(
+        fingerprint_in(SOURCE_FINGERPRINTS, oasis.sources),
+        fingerprint_in(&edited, oasis.sources)
+    );
+    assert_ne!(
+        fingerprint_in(SOURCE_FINGERPRINTS, euclid.sources),
+        fingerprint_in(&edited, euclid.sources)
+    );
+    // And the plan hashes exactly the registry's fingerprint into the cell.
+    let f = fixture(SPEC);
+    let ctx = f.ws.data_context();
+    let plans =
+        f.ws.plan(&f.ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
+            .unwrap();
+    let c = &plans[0].cells[0];
+    let solver = &plans[0].solvers[c.solver];
+    assert_eq!(
+        c.canonical["solver"]["code"].as_str().unwrap(),
+        registry::fingerprint(registry::solver(solver.name).unwrap().sources)
+    );
+}
+
+#[test]
+fn a_second_run_recomputes_nothing_and_loads_no_data() {
+    let f = fixture(SPEC);
+    let (_, first) = plan_and_run(&f.ws, 2);
+    assert!(first.ok(), "{:?}", first.failed);
+    assert_eq!((first.total, first.computed, first.cached), (4, 4, 0));
+    assert_eq!(first.datasets_loaded, 1);
+    let (_, second) = plan_and_run(&f.ws, 2);
+    assert_eq!(
+        (second.computed, second.cached, second.datasets_loaded),
+        (0, 4, 0)
+    );
+}
+
+#[test]
+fn results_are_bit_identical_at_any_thread_count() {
+    let a = fixture(SPEC);
+    let b = fixture(SPEC);
+    let (plans_a, _) = plan_and_run(&a.ws, 1);
+    let (plans_b, _) = plan_and_run(&b.ws, 2);
+    let values = |ws: &Workspace, plans: &[dyad_harness::plan::Plan]| {
+        let cache = ws.cache();
+        let res = ExperimentResults::load(&plans[0], &cache);
+        res.cells
+            .iter()
+            .flat_map(|c| c.as_ref().unwrap().records.clone())
+            .map(|r| (r.set, r.metric, r.step, r.k, r.value.to_bits()))
+            .collect::<Vec<_>>()
+    };
+    let va = values(&a.ws, &plans_a);
+    assert!(va.len() > 40);
+    assert_eq!(va, values(&b.ws, &plans_b));
+}
+
+const BAD_DATA: &str = r#"
+[[datasets]]
+id = "tiny"
+name = "caltech256-standin"
+params = { classes = 4, per_class = 6, dim = 200, seed = 5 }
+"#;
+
+#[test]
+fn failures_are_reported_and_never_cached() {
+    // The second data set has too few images per class for the split: its cells fail.
+    let spec = SPEC.replace("[protocol]", &format!("{BAD_DATA}\n[protocol]"));
+    let f = fixture(&spec);
+    let ctx = f.ws.data_context();
+    let plans =
+        f.ws.plan(&f.ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
+            .unwrap();
+    let s = execute(&plans, &opts(&f.ws, 1, true));
+    assert_eq!((s.total, s.computed, s.failed.len()), (8, 4, 4));
+    assert!(s.failed[0].error.contains("class"), "{}", s.failed[0].error);
+    assert_eq!(Cache::new(&f.ws.results).len(), 4);
+    // Fail-fast: with one thread the first failure stops the rest.
+    let g = fixture(&spec);
+    let plans =
+        g.ws.plan(&g.ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
+            .unwrap();
+    let s = execute(&plans, &opts(&g.ws, 1, false));
+    assert_eq!(s.failed.len(), 1);
+    assert!(s.skipped > 0);
+    assert_eq!(Cache::new(&g.ws.results).len() + s.skipped + 1, 8);
+}
+
+#[test]
+fn outputs_tables_figures_report_and_checks() {
+    let f = fixture(SPEC);
+    let (plans, _) = plan_and_run(&f.ws, 2);
+    let written = f.ws.outputs(&plans).unwrap();
+    assert_eq!(written[0].tables.len(), 2);
+    assert_eq!(written[0].figures.len(), 4);
+    // The parquet table reads back with its provenance columns.
+    let file = std::fs::File::open(&written[0].tables[0]).unwrap();
+    use polars::prelude::SerReader;
+    let df = polars::prelude::ParquetReader::new(file).finish().unwrap();
+    for col in [
+        "cell_key",
+        "seed",
+        "dataset_identity",
+        "synthetic",
+        "git_commit",
+        "dyad_version",
+        "train_seconds",
+        "value",
+    ] {
+        assert!(df.column(col).is_ok(), "missing column {col}");
+    }
+    let csv = std::fs::read_to_string(&written[0].tables[1]).unwrap();
+    assert_eq!(csv.lines().count(), df.height() + 1);
+    // Figures are deterministic.
+    let bytes = |p: &Path| std::fs::read(p).unwrap();
+    let before: Vec<Vec<u8>> = written[0].figures.iter().map(|p| bytes(p)).collect();
+    let again = f.ws.outputs(&plans).unwrap();
+    let after: Vec<Vec<u8>> = again[0].figures.iter().map(|p| bytes(p)).collect();
+    assert_eq!(before, after);
+    assert!(
+        std::str::from_utf8(&before[0])
+            .unwrap()
+            .contains("SYNTHETIC")
+    );
+    // The report marks synthetic data and judges the claim.
+    let [html, md] = f.ws.report(&plans, Profile::Quick).unwrap();
+    let md = std::fs::read_to_string(md).unwrap();
+    assert!(md.contains("SYNTHETIC"), "{md}");
+    assert!(md.contains("[c1]"), "{md}");
+    assert!(
+        std::fs::read_to_string(html)
+            .unwrap()
+            .contains("<img src=\"figures/demo-fig-prec.png\"")
+    );
+    // Checks: the impossible band fails and is named.
+    let res = ExperimentResults::load(&plans[0], &f.ws.cache());
+    let lines = dyad_harness::check::check(&res);
+    assert_eq!(lines.len(), 2);
+    assert!(lines[0].ok);
+    assert!(
+        !lines[1].ok && lines[1].what.contains("oasis map"),
+        "{:?}",
+        lines[1]
+    );
+}
+
+#[test]
+fn unknown_solver_or_data_set_names_the_line() {
+    let f = fixture(&SPEC.replace("name = \"euclidean\"", "name = \"euclidian\""));
+    let ctx = f.ws.data_context();
+    let err =
+        f.ws.plan(&f.ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
+            .err()
+            .unwrap()
+            .to_string();
+    assert!(
+        err.contains("fig.toml:27:") && err.contains("unknown solver \"euclidian\""),
+        "{err}"
+    );
+    let f = fixture(&SPEC.replace("params = { c = 0.1 }", "params = { c = 0.1, steps = 3 }"));
+    let err =
+        f.ws.plan(&f.ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
+            .err()
+            .unwrap()
+            .to_string();
+    assert!(
+        err.contains("fig.toml:24:") && err.contains("unknown field `steps`"),
+        "{err}"
+    );
+}
+
+fn repo_root() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+#[test]
+fn the_annotated_example_in_experiments_readme_is_a_valid_spec() {
+    let readme = std::fs::read_to_string(repo_root().join("experiments/README.md")).unwrap();
+    let start = readme.find("```toml\n").expect("a toml block") + 8;
+    let end = start + readme[start..].find("```").unwrap();
+    let spec = dyad_harness::spec::LoadedSpec::parse(
+        Path::new("experiments/oasis/example.toml"),
+        readme[start..end].to_string(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let f = fixture(SPEC);
+    let ctx = f.ws.data_context();
+    for p in [Profile::Quick, Profile::Paper] {
+        let plan = dyad_harness::plan::plan(&spec, p, &ctx).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            plan.cells.len(),
+            2 * 2 * *spec.spec.protocol.repeats.at(p) as usize
+        );
+    }
+}
+
+#[test]
+fn every_committed_spec_parses_and_plans_at_both_profiles() {
+    let f = fixture(SPEC);
+    let ws = Workspace {
+        experiments: repo_root().join("experiments"),
+        results: f.ws.results.clone(),
+        data_dir: f.ws.data_dir.clone(),
+    };
+    let specs = ws.select_specs(&[]).unwrap_or_else(|e| panic!("{e}"));
+    assert!(specs.len() >= 5, "{}", specs.len());
+    let ctx = ws.data_context();
+    for p in [Profile::Quick, Profile::Paper] {
+        let plans = ws.plan(&specs, p, &ctx).unwrap_or_else(|e| panic!("{e}"));
+        for plan in &plans {
+            assert!(!plan.cells.is_empty());
+            // Without data every data set is a marked stand-in.
+            assert!(
+                plan.datasets
+                    .iter()
+                    .all(|d| d.resolved.synthetic && d.resolved.note.contains("SYNTHETIC"))
+            );
+        }
+    }
+}

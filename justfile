@@ -1,0 +1,38 @@
+# dyad: reproduce the papers' figures and tables, test, check.
+# Everything runs from one release build (`--workspace`), so tests, benchmarks and the
+# harness share compiled dependencies.
+
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+export DYAD_DATA_DIR := env_var_or_default("DYAD_DATA_DIR", "datasets")
+
+dyad := "target/release/dyad"
+
+# Every paper figure and table (or one paper / figure), then the report, at the paper's sizes.
+reproduce target="" profile="paper": build
+    {{dyad}} reproduce {{target}} --profile {{profile}}
+    @echo "open results/{{ if profile == "paper" { "report" } else { "report-quick" } }}/index.html"
+
+# The whole test suite (reads real data from $DYAD_DATA_DIR when it is set).
+test:
+    if cargo nextest --version >/dev/null 2>&1; then cargo nextest run --release --workspace; else cargo test --release --workspace; fi
+
+# CI gates: every spec at its quick profile, then the expectation bands.
+check: build
+    {{dyad}} reproduce --profile quick
+    {{dyad}} check --profile quick
+
+# Build the `dyad` binary (release, whole workspace).
+build:
+    cargo build --release --workspace
+
+# Criterion benchmarks.
+bench:
+    cargo bench --workspace
+
+fmt:
+    cargo fmt --all
+
+lint:
+    cargo fmt --all -- --check
+    cargo clippy --release --workspace --all-targets -- -D warnings
