@@ -10,6 +10,7 @@
 pub mod formats;
 pub mod identity;
 pub mod mnist;
+pub mod pipelines;
 pub mod synthetic;
 
 pub use identity::{ContentHasher, ContentId};
@@ -38,6 +39,15 @@ pub enum DataError {
         offset: u64,
         detail: String,
     },
+    /// A line-oriented format went wrong at `line` (1-based), optionally at a column/field.
+    #[error("{path}:{line}{}: expected {expected}, found {found}", column.map(|c| format!(":{c}")).unwrap_or_default())]
+    Line {
+        path: PathBuf,
+        line: u64,
+        column: Option<u64>,
+        expected: String,
+        found: String,
+    },
     #[error("{path}: {message}")]
     Inconsistent { path: PathBuf, message: String },
     #[error("data set `{name}` not found in {dir}: looked for {tried}. {hint}")]
@@ -52,14 +62,30 @@ pub enum DataError {
 }
 
 impl DataError {
-    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
+    pub fn io(path: &Path, source: std::io::Error) -> Self {
         DataError::Io {
             path: path.to_path_buf(),
             source,
         }
     }
 
-    pub(crate) fn format(
+    pub fn line(
+        path: &Path,
+        line: u64,
+        column: Option<u64>,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+    ) -> Self {
+        DataError::Line {
+            path: path.to_path_buf(),
+            line,
+            column,
+            expected: expected.into(),
+            found: found.into(),
+        }
+    }
+
+    pub fn format(
         path: &Path,
         offset: u64,
         expected: impl Into<String>,

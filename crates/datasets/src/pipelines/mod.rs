@@ -1,0 +1,1 @@
+//! Feature pipelines: from raw documents or images to the papers' representations.
