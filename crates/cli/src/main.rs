@@ -6,6 +6,7 @@ use dyad_harness::profile::Profile;
 use dyad_harness::results::ExperimentResults;
 use dyad_harness::run::{Progress, RunOptions, execute};
 use dyad_harness::{Workspace, check, data};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -86,10 +87,14 @@ enum Command {
 
 #[derive(Subcommand)]
 enum DataCommand {
-    /// Every registered data set: real or stand-in, present or not.
+    /// Every registered data set: real ones (present or not) and the stand-ins.
     List,
-    /// Read a real data set and check its content identity.
+    /// Where a data set comes from, its files, license and citation.
+    Info { name: String },
+    /// Check a real data set's files (published checksums) and decoded content identity.
     Verify { name: String },
+    /// Download a data set from its canonical source (resumable, checksummed).
+    Fetch { name: String },
 }
 
 fn main() -> ExitCode {
@@ -265,28 +270,114 @@ fn check_bands(ws: &Workspace, targets: &[String], profile: Profile) -> Result<E
 }
 
 fn data_command(ws: &Workspace, cmd: DataCommand) -> Result<ExitCode> {
+    use dyad_datasets::registry::{DATASETS, dataset};
+    let lookup = |name: &str| {
+        dataset(name).with_context(|| {
+            format!(
+                "unknown data set `{name}` (real data sets: {}; stand-ins: {})",
+                DATASETS
+                    .iter()
+                    .map(|d| d.name)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                data::PROVIDERS
+                    .iter()
+                    .filter(|p| p.synthetic)
+                    .map(|p| p.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
+    };
     match cmd {
         DataCommand::List => {
             println!("data directory: {}", ws.data_dir.display());
-            for p in data::PROVIDERS {
-                let status = data::presence(p, &ws.data_dir);
-                println!("{:<20} {:<46} {}", p.name, status, p.description);
+            for d in DATASETS {
+                println!(
+                    "{:<20} {:<52} {}",
+                    d.name,
+                    data::presence_line(d, &ws.data_dir),
+                    d.title
+                );
+            }
+            for p in data::PROVIDERS.iter().filter(|p| p.synthetic) {
+                println!(
+                    "{:<20} {:<52} {}",
+                    p.name, "stand-in (generated on demand)", p.description
+                );
             }
             Ok(ExitCode::SUCCESS)
         }
+        DataCommand::Info { name } => {
+            let d = lookup(&name)?;
+            println!("{} — {}", d.name, d.title);
+            println!("directory: {}", ws.data_dir.join(d.dir).display());
+            println!("status:    {}", data::presence_line(d, &ws.data_dir));
+            for s in d.sources {
+                println!("file:      {}", s.file);
+                println!(
+                    "  source:  {}",
+                    s.url.unwrap_or("(no public download address)")
+                );
+                if let Some(h) = s.sha256 {
+                    println!("  sha256:  {h}");
+                }
+                if let Some(n) = s.size {
+                    println!("  size:    {n} bytes");
+                }
+            }
+            if let Some(id) = d.identity {
+                println!("identity:  {id}");
+            }
+            println!("license:   {}", d.license);
+            println!("citation:  {}", d.citation);
+            println!("stand-in:  {}", d.standin);
+            println!("by hand:   {}", d.manual);
+            Ok(ExitCode::SUCCESS)
+        }
         DataCommand::Verify { name } => {
-            let p = data::provider(&name).with_context(|| {
-                format!(
-                    "unknown data set `{name}` (known: {})",
-                    data::PROVIDERS
-                        .iter()
-                        .map(|p| p.name)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            })?;
-            let v = data::verify(p, &ws.data_dir)?;
-            println!("{v}");
+            let d = lookup(&name)?;
+            for line in data::verify(d, &ws.data_dir)? {
+                println!("{line}");
+            }
+            println!("{name}: OK");
+            Ok(ExitCode::SUCCESS)
+        }
+        DataCommand::Fetch { name } => {
+            let d = lookup(&name)?;
+            let bar = std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
+            let mut current: Option<(String, indicatif::ProgressBar)> = None;
+            let outcomes = dyad_datasets::fetch::fetch(
+                d,
+                &ws.data_dir,
+                &dyad_datasets::fetch::FetchOptions::default(),
+                &mut |source, p| {
+                    if !bar {
+                        return;
+                    }
+                    if current.as_ref().is_none_or(|(f, _)| f != source.file) {
+                        let b = indicatif::ProgressBar::new(p.total.unwrap_or(0));
+                        b.set_style(
+                            indicatif::ProgressStyle::with_template(
+                                "{msg} {bar:40} {bytes}/{total_bytes} ({bytes_per_sec}, eta {eta})",
+                            )
+                            .expect("valid template"),
+                        );
+                        b.set_message(source.file);
+                        current = Some((source.file.to_string(), b));
+                    }
+                    if let Some((_, b)) = &current {
+                        b.set_position(p.done);
+                    }
+                },
+            )?;
+            if let Some((_, b)) = current {
+                b.finish_and_clear();
+            }
+            for (file, outcome) in outcomes {
+                println!("{file}: {outcome:?}");
+            }
+            println!("{name}: fetched into {}", ws.data_dir.join(d.dir).display());
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -7,10 +7,12 @@
 //! *content identity* ([`ContentId`]): a hash of its canonical decoded content, so the same
 //! data repacked (gzip or plain, another file name spelling) keeps its identity.
 
+pub mod fetch;
 pub mod formats;
 pub mod identity;
 pub mod mnist;
 pub mod pipelines;
+pub mod registry;
 pub mod synthetic;
 
 pub use identity::{ContentHasher, ContentId};
@@ -57,6 +59,8 @@ pub enum DataError {
         tried: String,
         hint: String,
     },
+    #[error("download of {url} failed: {message}")]
+    Fetch { url: String, message: String },
     #[error("invalid data parameter: {0}")]
     Param(String),
 }

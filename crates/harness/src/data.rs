@@ -7,6 +7,7 @@ use crate::cache::write_atomic;
 use crate::registry::fingerprint;
 use dyad_core::{LabeledSet, derive_seed};
 use dyad_datasets::mnist::{self, Mnist};
+use dyad_datasets::registry::DatasetInfo;
 use dyad_datasets::synthetic::caltech::CaltechStandin;
 use dyad_datasets::synthetic::mnist::MnistStandin;
 use dyad_datasets::{ContentHasher, DataError};
@@ -87,8 +88,6 @@ pub struct Provider {
     /// The stand-in used when the real data is absent.
     pub standin: Option<&'static str>,
     pub sources: &'static [&'static str],
-    /// Content identity of the canonical public release (real data only).
-    pub expected_identity: Option<&'static str>,
     pub resolve: fn(&DataContext, &toml::Table) -> Result<Resolved, DataError>,
 }
 
@@ -99,7 +98,6 @@ pub static PROVIDERS: &[Provider] = &[
         synthetic: false,
         standin: Some("caltech256-standin"),
         sources: &["datasets/src/synthetic/caltech.rs"],
-        expected_identity: None,
         resolve: resolve_caltech,
     },
     Provider {
@@ -108,7 +106,6 @@ pub static PROVIDERS: &[Provider] = &[
         synthetic: true,
         standin: None,
         sources: &["datasets/src/synthetic/caltech.rs"],
-        expected_identity: None,
         resolve: resolve_caltech_standin,
     },
     Provider {
@@ -117,7 +114,6 @@ pub static PROVIDERS: &[Provider] = &[
         synthetic: false,
         standin: Some("mnist-standin"),
         sources: &["datasets/src/mnist.rs", "datasets/src/formats/"],
-        expected_identity: Some(MNIST_IDENTITY),
         resolve: resolve_mnist,
     },
     Provider {
@@ -126,13 +122,9 @@ pub static PROVIDERS: &[Provider] = &[
         synthetic: true,
         standin: None,
         sources: &["datasets/src/synthetic/mnist.rs", "datasets/src/mnist.rs"],
-        expected_identity: None,
         resolve: resolve_mnist_standin,
     },
 ];
-
-/// Content identity of the public MNIST release (the four IDX files, decoded).
-pub const MNIST_IDENTITY: &str = "fdbf0b1cb23b313197a3ee1c756fe2324916838f101c25df99944bed3150632b";
 
 pub fn provider(name: &str) -> Option<&'static Provider> {
     PROVIDERS.iter().find(|p| p.name == name)
@@ -355,59 +347,102 @@ fn resolve_mnist_standin(_: &DataContext, params: &toml::Table) -> Result<Resolv
     })
 }
 
-/// One line: is the data present, and where (or which stand-in replaces it)?
-pub fn presence(p: &Provider, data_dir: &Path) -> String {
-    if p.synthetic {
-        return "stand-in (generated on demand)".into();
+/// Which files of a real data set are present in the data directory.
+pub fn presence(info: &DatasetInfo, data_dir: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let dir = data_dir.join(info.dir);
+    let mut present = Vec::new();
+    let mut missing = Vec::new();
+    for s in info.sources {
+        let file = dir.join(s.file);
+        // Some releases are read in another packing too (plain or gzip; an unpacked tree).
+        let alternatives = match info.name {
+            "mnist" => mnist::locate(&dir).is_ok(),
+            "caltech256" => dir.join("256_ObjectCategories").is_dir(),
+            _ => false,
+        };
+        if file.is_file() || alternatives {
+            present.push(file);
+        } else {
+            missing.push(file);
+        }
     }
-    let found = match p.name {
-        "mnist" => mnist::locate(&mnist_dir(data_dir))
-            .ok()
-            .map(|f| f[0].parent().map(Path::to_path_buf)),
-        "caltech256" => ["caltech256/256_ObjectCategories", "256_ObjectCategories"]
-            .iter()
-            .map(|d| data_dir.join(d))
-            .find(|d| d.is_dir())
-            .map(Some),
-        _ => None,
-    };
-    match (found, p.standin) {
-        (Some(Some(dir)), _) => format!("present: {}", dir.display()),
-        (Some(None), _) => "present".into(),
-        (None, Some(s)) => format!("absent: using {s}"),
-        (None, None) => "absent".into(),
+    (present, missing)
+}
+
+/// One line for `dyad data list`.
+pub fn presence_line(info: &DatasetInfo, data_dir: &Path) -> String {
+    let (present, missing) = presence(info, data_dir);
+    match (present.len(), missing.len()) {
+        (_, 0) if !present.is_empty() => {
+            format!("present in {}", data_dir.join(info.dir).display())
+        }
+        (0, _) => format!("absent: using {}", info.standin),
+        (p, m) => format!(
+            "incomplete ({p} of {} files): using {}",
+            p + m,
+            info.standin
+        ),
     }
 }
 
-/// Read a real data set and compare its content identity with the public release's.
-pub fn verify(p: &Provider, data_dir: &Path) -> Result<String, DataError> {
-    match p.name {
-        "mnist" => {
-            let dir = mnist_dir(data_dir);
-            let m = Mnist::load(&dir)?;
-            let id = m.content_id();
-            let expected = p.expected_identity.unwrap_or_default();
-            if id.0 != expected {
-                return Err(DataError::Inconsistent {
-                    path: dir,
-                    message: format!(
-                        "content identity {} differs from the public release's {expected}",
-                        id.0
-                    ),
-                });
+/// Check a real data set: published checksums of its files, then (where dyad has a loader)
+/// the content identity of the decoded data.
+pub fn verify(info: &DatasetInfo, data_dir: &Path) -> Result<Vec<String>, DataError> {
+    let dir = data_dir.join(info.dir);
+    let mut lines = Vec::new();
+    let (_, missing) = presence(info, data_dir);
+    if !missing.is_empty() {
+        return Err(DataError::Missing {
+            name: info.name.into(),
+            dir,
+            tried: missing
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            hint: info.manual.into(),
+        });
+    }
+    for s in info.sources {
+        let file = dir.join(s.file);
+        match (s.sha256, file.is_file()) {
+            (Some(want), true) => {
+                let got = dyad_datasets::fetch::sha256_file(&file)?;
+                if got != want {
+                    return Err(DataError::Inconsistent {
+                        path: file,
+                        message: format!("sha256 {got} differs from the published {want}"),
+                    });
+                }
+                lines.push(format!("{}: sha256 OK", s.file));
             }
-            Ok(format!(
-                "mnist OK: {} training and {} test images of {}x{}, content identity {}",
+            (None, true) => lines.push(format!("{}: present (no published checksum)", s.file)),
+            (_, false) => lines.push(format!("{}: read in another packing", s.file)),
+        }
+    }
+    let identity = match info.name {
+        "mnist" => {
+            let m = Mnist::load(&dir)?;
+            lines.push(format!(
+                "decoded: {} training and {} test images of {}x{}",
                 m.train_labels.len(),
                 m.test_labels.len(),
                 m.rows,
-                m.cols,
-                id.0
-            ))
+                m.cols
+            ));
+            Some(m.content_id().0)
         }
-        other if p.synthetic => Ok(format!("{other} is generated on demand; nothing to verify")),
-        other => Err(DataError::Param(format!(
-            "verification of `{other}` is not implemented yet (its real-format loader is pending)"
-        ))),
+        _ => None,
+    };
+    match (identity, info.identity) {
+        (Some(got), Some(want)) if got != want => {
+            return Err(DataError::Inconsistent {
+                path: dir,
+                message: format!("content identity {got} differs from the release's {want}"),
+            });
+        }
+        (Some(got), _) => lines.push(format!("content identity {got} OK")),
+        (None, _) => lines.push("content identity: no loader for this data set yet".into()),
     }
+    Ok(lines)
 }
