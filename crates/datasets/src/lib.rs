@@ -7,10 +7,12 @@
 //! *content identity* ([`ContentId`]): a hash of its canonical decoded content, so the same
 //! data repacked (gzip or plain, another file name spelling) keeps its identity.
 
+pub mod expression;
 pub mod formats;
 pub mod identity;
 pub mod mnist;
 pub mod pipelines;
+pub mod prostate;
 pub mod synthetic;
 
 pub use identity::{ContentHasher, ContentId};
