@@ -7,11 +7,13 @@
 //! *content identity* ([`ContentId`]): a hash of its canonical decoded content, so the same
 //! data repacked (gzip or plain, another file name spelling) keeps its identity.
 
+pub mod expression;
 pub mod fetch;
 pub mod formats;
 pub mod identity;
 pub mod mnist;
 pub mod pipelines;
+pub mod prostate;
 pub mod registry;
 pub mod synthetic;
 

@@ -1,6 +1,10 @@
 //! Parsers for the public file formats the papers' data comes in.
 
+pub mod allen;
+pub(crate) mod expr_text;
+pub mod gct;
 pub mod idx;
+pub mod kentridge;
 
 use crate::DataError;
 use std::io::Read;
