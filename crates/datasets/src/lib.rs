@@ -9,7 +9,9 @@
 
 pub mod formats;
 pub mod identity;
+pub mod imagenet;
 pub mod mnist;
+pub mod newsgroups_mat;
 pub mod pipelines;
 pub mod synthetic;
 

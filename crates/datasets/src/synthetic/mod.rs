@@ -1,2 +1,3 @@
 pub mod caltech;
+pub mod imagenet;
 pub mod mnist;
