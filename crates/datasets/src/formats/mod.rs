@@ -5,6 +5,7 @@ pub(crate) mod expr_text;
 pub mod gct;
 pub mod idx;
 pub mod kentridge;
+pub mod mat;
 
 use crate::DataError;
 use std::io::Read;

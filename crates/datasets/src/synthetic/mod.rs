@@ -1,3 +1,4 @@
 pub mod caltech;
 pub mod expression;
+pub mod imagenet;
 pub mod mnist;
