@@ -7,6 +7,7 @@
 //! clock paused while it evaluates.
 
 pub mod baselines;
+pub mod linalg;
 pub mod oasis;
 
 use dyad_core::{CoreError, LabeledSet, Observer, Rng, Schedule};
@@ -18,6 +19,8 @@ pub enum AlgoError {
     Data(#[from] CoreError),
     #[error("invalid parameter: {0}")]
     Param(String),
+    #[error("numerical failure: {0}")]
+    Numerical(String),
 }
 
 /// A learner of a similarity function from labelled data.

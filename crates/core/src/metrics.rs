@@ -88,13 +88,14 @@ pub fn evaluate_retrieval(
     same_set: bool,
     k_max: usize,
 ) -> Retrieval {
+    let terms = model.candidate_terms(&database.x);
     let per_query: Vec<QueryRanking> = (0..queries.n())
         .into_par_iter()
         .map_init(
             || (vec![0.0; database.n()], vec![false; database.n()]),
             |(scores, relevant), q| {
                 let row = queries.x.outer_view(q).expect("query row");
-                model.score(row, &database.x, scores);
+                model.score_with_terms(row, &database.x, &terms, scores);
                 let label = queries.labels[q];
                 for (r, &l) in relevant.iter_mut().zip(&database.labels) {
                     *r = l == label;

@@ -8,6 +8,23 @@ use sprs::{CsMat, CsVecView};
 pub trait Scorer: Sync {
     /// Fill `out[j]` with `S(query, candidates[j])` for every row `j` of the CSR matrix.
     fn score(&self, query: CsVecView<'_, f64>, candidates: &CsMat<f64>, out: &mut [f64]);
+
+    /// Per-candidate terms worth computing once when many queries are ranked against the
+    /// same candidates (e.g. squared norms). Empty by default.
+    fn candidate_terms(&self, _candidates: &CsMat<f64>) -> Vec<f64> {
+        Vec::new()
+    }
+
+    /// [`Scorer::score`] given the output of [`Scorer::candidate_terms`] for `candidates`.
+    fn score_with_terms(
+        &self,
+        query: CsVecView<'_, f64>,
+        candidates: &CsMat<f64>,
+        _terms: &[f64],
+        out: &mut [f64],
+    ) {
+        self.score(query, candidates, out)
+    }
 }
 
 /// Scores a query against all candidates by first forming the dense vector `u` with

@@ -111,7 +111,7 @@ pub static DATASETS: &[DatasetInfo] = &[
     },
     DatasetInfo {
         name: "20newsgroups-w1000",
-        title: "20 Newsgroups, 1000-word binary bag of words (MAT v5)",
+        title: "20 Newsgroups, 1000 stemmed-word counts, bydate split (MAT v5)",
         dir: "20newsgroups",
         sources: &[Source {
             file: "20news_w1000.mat",
@@ -122,7 +122,7 @@ pub static DATASETS: &[DatasetInfo] = &[
         }],
         license: "derived from 20 Newsgroups; research use",
         citation: "K. Lang. NewsWeeder: learning to filter netnews. ICML 1995.",
-        identity: None,
+        identity: Some("57a8685be58d5919204fa464ce4f2108dcc8e775e743312e3e04fe741597787a"),
         standin: "20newsgroups-standin",
         manual: "Place 20news_w1000.mat (a MATLAB bag-of-words release in the style of S. Roweis's 20news_w100.mat) in <data dir>/20newsgroups/.",
     },
@@ -178,7 +178,7 @@ pub static DATASETS: &[DatasetInfo] = &[
         ],
         license: "public research data (Kent Ridge Bio-medical Data Set Repository)",
         citation: "D. Singh et al. Gene expression correlates of clinical prostate cancer behavior. Cancer Cell 1(2), 2002.",
-        identity: None,
+        identity: Some("72716099874471fb45fcfafe6409199686fadd12109e6c409da3683a7cdfd801"),
         standin: "prostate-standin",
         manual: "The Kent Ridge repository (datam.i2r.a-star.edu.sg/datasets/krbd/) is offline; mirrors of prostate_TumorVSNormal_{train,test}.data exist. Place both in <data dir>/prostate/. The Broad release (Prostate_TN_final0701_allmeanScale.res + .cls, or GCT) also works.",
     },

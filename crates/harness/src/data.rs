@@ -432,6 +432,28 @@ pub fn verify(info: &DatasetInfo, data_dir: &Path) -> Result<Vec<String>, DataEr
             ));
             Some(m.content_id().0)
         }
+        "20newsgroups-w1000" => {
+            let path = dyad_datasets::newsgroups_mat::locate(&dir)?;
+            let n = dyad_datasets::newsgroups_mat::NewsgroupsW1000::load(&path)?;
+            lines.push(format!(
+                "decoded: {} training and {} test documents over {} words, {} classes",
+                n.train_labels.len(),
+                n.test_labels.len(),
+                n.n_words(),
+                n.class_names.len()
+            ));
+            Some(n.content_id().0)
+        }
+        "prostate" => {
+            let p = dyad_datasets::prostate::Prostate::load(&dir)?;
+            lines.push(format!(
+                "decoded: {} training and {} test samples of {} genes",
+                p.train.n_samples(),
+                p.test.n_samples(),
+                p.train.n_genes()
+            ));
+            Some(p.content_id().0)
+        }
         _ => None,
     };
     match (identity, info.identity) {

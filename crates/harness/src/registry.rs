@@ -5,7 +5,7 @@
 
 use dyad_algorithms::Learner;
 use dyad_algorithms::baselines::euclidean::EuclideanConfig;
-use dyad_algorithms::oasis::OasisConfig;
+use dyad_algorithms::oasis::{DissimOasisConfig, OasisConfig, OasisParallelConfig};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sha2::{Digest, Sha256};
@@ -57,15 +57,49 @@ pub static SOLVERS: &[SolverEntry] = &[
     SolverEntry {
         name: "oasis",
         label: "OASIS",
-        description: "OASIS, PA-I on sparse triplets, W0 = I (Chechik et al. 2010)",
+        description: "OASIS, PA-I on sparse triplets, W0 = I, with its symmetric and PSD variants (Chechik et al. 2010)",
         sources: &[
-            "algorithms/src/oasis/",
+            "algorithms/src/oasis/mod.rs",
+            "algorithms/src/oasis/model.rs",
+            "algorithms/src/linalg.rs",
             "core/src/sampling.rs",
             LOOP[0],
             LOOP[1],
             LOOP[2],
         ],
         build: build::<OasisConfig>,
+    },
+    SolverEntry {
+        name: "dissim-oasis",
+        label: "DISSIM-OASIS",
+        description: "OASIS on the symmetric score -(p-q)^T W (p-q) (spec §4.1)",
+        sources: &[
+            "algorithms/src/oasis/dissim.rs",
+            "algorithms/src/oasis/mod.rs",
+            "algorithms/src/oasis/model.rs",
+            "algorithms/src/linalg.rs",
+            "core/src/sampling.rs",
+            LOOP[0],
+            LOOP[1],
+            LOOP[2],
+        ],
+        build: build::<DissimOasisConfig>,
+    },
+    SolverEntry {
+        name: "oasis-parallel",
+        label: "OASIS (averaged rankers)",
+        description: "uniform average of independently trained OASIS rankers (spec §4.3)",
+        sources: &[
+            "algorithms/src/oasis/parallel.rs",
+            "algorithms/src/oasis/mod.rs",
+            "algorithms/src/oasis/model.rs",
+            "algorithms/src/linalg.rs",
+            "core/src/sampling.rs",
+            LOOP[0],
+            LOOP[1],
+            LOOP[2],
+        ],
+        build: build::<OasisParallelConfig>,
     },
     SolverEntry {
         name: "euclidean",
@@ -172,10 +206,13 @@ mod tests {
     fn unknown_parameters_are_rejected_and_defaults_are_canonical() {
         let v: toml::Value = toml::from_str("c = 0.5").unwrap();
         let b = (solver("oasis").unwrap().build)(v).unwrap();
-        assert_eq!(b.canonical, serde_json::json!({"c": 0.5}));
+        assert_eq!(b.canonical, serde_json::json!({"c": 0.5, "symmetric": "none", "psd": "none"}));
         let empty =
             (solver("oasis").unwrap().build)(toml::Value::Table(Default::default())).unwrap();
-        assert_eq!(empty.canonical, serde_json::json!({"c": 0.1}));
+        assert_eq!(empty.canonical, serde_json::json!({"c": 0.1, "symmetric": "none", "psd": "none"}));
+        let v: toml::Value = toml::from_str("psd = { every = 5000 }\nsymmetric = \"online\"").unwrap();
+        let b = (solver("oasis").unwrap().build)(v).unwrap();
+        assert_eq!(b.canonical["psd"], serde_json::json!({"every": 5000}));
         let v: toml::Value = toml::from_str("C = 0.5").unwrap();
         let e = (solver("oasis").unwrap().build)(v).err().unwrap();
         assert!(e.contains("unknown field `C`"), "{e}");

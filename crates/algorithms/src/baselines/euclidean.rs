@@ -19,10 +19,26 @@ pub struct Euclidean;
 
 impl Scorer for Euclidean {
     fn score(&self, query: CsVecView<'_, f64>, candidates: &CsMat<f64>, out: &mut [f64]) {
+        let terms = self.candidate_terms(candidates);
+        self.score_with_terms(query, candidates, &terms, out);
+    }
+
+    /// Squared norms of the candidates.
+    fn candidate_terms(&self, candidates: &CsMat<f64>) -> Vec<f64> {
+        candidates.outer_iterator().map(|r| sparse::norm_sq(r.data())).collect()
+    }
+
+    fn score_with_terms(
+        &self,
+        query: CsVecView<'_, f64>,
+        candidates: &CsMat<f64>,
+        norms: &[f64],
+        out: &mut [f64],
+    ) {
         let qn = sparse::norm_sq(query.data());
         for (j, row) in candidates.outer_iterator().enumerate() {
             let dot = sparse::dot(query.indices(), query.data(), row.indices(), row.data());
-            out[j] = -(qn - 2.0 * dot + sparse::norm_sq(row.data()));
+            out[j] = -(qn - 2.0 * dot + norms[j]);
         }
     }
 }

@@ -12,14 +12,44 @@
 //!
 //! starting from `W0 = I`. Triplets are drawn i.i.d. as in spec §3 ([`TripletSampler`]).
 
+mod dissim;
 mod model;
+mod parallel;
 
+pub use dissim::{DissimModel, DissimOasisConfig};
 pub use model::{BilinearModel, StepOutcome};
+pub use parallel::OasisParallelConfig;
 
 use crate::{AlgoError, Learner};
 use dyad_core::sampling::TripletSampler;
 use dyad_core::{Control, LabeledSet, Observer, Rng, Schedule, SolverClock, SparseVec};
 use serde::{Deserialize, Serialize};
+
+/// Symmetric variants of OASIS (spec §4.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Symmetric {
+    /// Plain, asymmetric OASIS.
+    #[default]
+    None,
+    /// Online-Proj-Oasis: project onto the symmetric matrices after every step.
+    Online,
+    /// Proj-Oasis: train plain OASIS, report `sym(W)`.
+    After,
+}
+
+/// Positive semi-definite variants of OASIS (spec §4.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Psd {
+    /// No projection.
+    #[default]
+    None,
+    /// Project `W` onto the PSD cone every this many steps and continue from the projection.
+    Every(u64),
+    /// Train without projection; report the PSD projection of `W` ("proj. after complete").
+    After,
+}
 
 /// Parameters of OASIS.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -29,27 +59,83 @@ pub struct OasisConfig {
     /// report only `C = 0.1` (J-F5 caption), the default.
     #[serde(default = "default_c")]
     pub c: f64,
+    #[serde(default)]
+    pub symmetric: Symmetric,
+    #[serde(default)]
+    pub psd: Psd,
 }
 
-fn default_c() -> f64 {
+pub(crate) fn default_c() -> f64 {
     0.1
 }
 
 impl Default for OasisConfig {
     fn default() -> Self {
-        Self { c: default_c() }
+        Self {
+            c: default_c(),
+            symmetric: Symmetric::None,
+            psd: Psd::None,
+        }
     }
+}
+
+pub(crate) fn validate_c(c: f64) -> Result<(), AlgoError> {
+    if !(c > 0.0 && c.is_finite()) {
+        return Err(AlgoError::Param(format!(
+            "OASIS aggressiveness c must be positive and finite, got {c}"
+        )));
+    }
+    Ok(())
 }
 
 impl OasisConfig {
     fn validate(&self) -> Result<(), AlgoError> {
-        if !(self.c > 0.0 && self.c.is_finite()) {
-            return Err(AlgoError::Param(format!(
-                "OASIS aggressiveness c must be positive and finite, got {}",
-                self.c
-            )));
+        validate_c(self.c)?;
+        if self.psd == Psd::Every(0) {
+            return Err(AlgoError::Param("psd = { every = N } needs N > 0".into()));
         }
         Ok(())
+    }
+
+    /// One training step of this variant.
+    pub(crate) fn step(
+        &self,
+        model: &mut BilinearModel,
+        train: &LabeledSet,
+        sampler: &TripletSampler,
+        rng: &mut Rng,
+        diff: &mut SparseVec,
+        step: u64,
+    ) -> Result<(), AlgoError> {
+        let t = sampler.sample(rng);
+        let row = |i: usize| train.x.outer_view(i).expect("sampled row in range");
+        let (p, a, b) = (row(t.query), row(t.positive), row(t.negative));
+        if self.symmetric == Symmetric::Online {
+            model.pa1_step_symmetric(p, a, b, self.c, diff);
+        } else {
+            model.pa1_step(p, a, b, self.c, diff);
+        }
+        if let Psd::Every(n) = self.psd
+            && step % n == 0
+        {
+            model
+                .project_psd()
+                .map_err(|e| AlgoError::Numerical(e.to_string()))?;
+        }
+        Ok(())
+    }
+
+    /// The model this variant reports: `W`, `sym(W)` or the PSD projection of `W`.
+    pub(crate) fn reported(&self, model: &BilinearModel) -> Result<Option<BilinearModel>, AlgoError> {
+        Ok(match (self.symmetric, self.psd) {
+            (_, Psd::After) => Some(
+                model
+                    .psd_projected()
+                    .map_err(|e| AlgoError::Numerical(e.to_string()))?,
+            ),
+            (Symmetric::After, _) => Some(model.symmetrized()),
+            _ => None,
+        })
     }
 }
 
@@ -73,23 +159,18 @@ impl Learner for OasisConfig {
             if next < checkpoints.len() && checkpoints[next] == step {
                 next += 1;
                 let last = next == checkpoints.len();
-                if clock.report(step, last, &model, obs) == Control::Stop {
+                // Transforming the model for the report is part of the method: on the clock.
+                let reported = self.reported(&model)?;
+                let shown = reported.as_ref().unwrap_or(&model);
+                if clock.report(step, last, shown, obs) == Control::Stop {
                     break;
                 }
             }
             if next == checkpoints.len() {
                 break;
             }
-            let t = sampler.sample(rng);
-            let row = |i: usize| train.x.outer_view(i).expect("sampled row in range");
-            model.pa1_step(
-                row(t.query),
-                row(t.positive),
-                row(t.negative),
-                self.c,
-                &mut diff,
-            );
             step += 1;
+            self.step(&mut model, train, &sampler, rng, &mut diff, step)?;
         }
         Ok(())
     }
@@ -200,7 +281,7 @@ mod tests {
     #[test]
     fn invalid_aggressiveness_is_rejected() {
         let train = nuisance_data(10, 1);
-        let bad = OasisConfig { c: 0.0 };
+        let bad = OasisConfig { c: 0.0, ..Default::default() };
         let err = bad.fit(
             &train,
             &Schedule::last_only(1),

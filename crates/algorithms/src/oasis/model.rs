@@ -87,6 +87,86 @@ impl BilinearModel {
     }
 }
 
+impl BilinearModel {
+    /// The Online-Proj-Oasis step (spec §4.1): `tau` as in [`BilinearModel::pa1_step`] from
+    /// the unprojected `V`, then `W <- W + tau sym(V)`, which equals projecting
+    /// `W + tau V` onto the symmetric matrices when `W` is symmetric. Costs
+    /// `2 nnz(p) nnz(p+ - p-)`.
+    pub fn pa1_step_symmetric(
+        &mut self,
+        p: CsVecView<'_, f64>,
+        pos: CsVecView<'_, f64>,
+        neg: CsVecView<'_, f64>,
+        c: f64,
+        diff: &mut SparseVec,
+    ) -> StepOutcome {
+        diff.set_difference(pos, neg);
+        let margin = self.bilinear((p.indices(), p.data()), (&diff.indices, &diff.values));
+        let loss = (1.0 - margin).max(0.0);
+        let v_norm_sq = sparse::norm_sq(p.data()) * diff.norm_sq();
+        if loss == 0.0 || v_norm_sq == 0.0 {
+            return StepOutcome { loss, tau: 0.0 };
+        }
+        let tau = c.min(loss / v_norm_sq);
+        let d = self.dim();
+        let w = self.w.as_slice_mut().expect("standard layout");
+        for (&a, &pa) in p.indices().iter().zip(p.data()) {
+            let s = 0.5 * tau * pa;
+            for (&b, &qb) in diff.indices.iter().zip(&diff.values) {
+                w[a * d + b] += s * qb;
+                w[b * d + a] += s * qb;
+            }
+        }
+        StepOutcome { loss, tau }
+    }
+
+    /// `W <- W + scale u v^T` for sparse `u`, `v`: O(nnz(u) nnz(v)).
+    pub fn rank_one_update(&mut self, u: &SparseVec, v: &SparseVec, scale: f64) {
+        let d = self.dim();
+        let w = self.w.as_slice_mut().expect("standard layout");
+        for (&a, &ua) in u.indices.iter().zip(&u.values) {
+            let s = scale * ua;
+            let row = &mut w[a * d..(a + 1) * d];
+            for (&b, &vb) in v.indices.iter().zip(&v.values) {
+                row[b] += s * vb;
+            }
+        }
+    }
+
+    /// `sym(W) = (W + W^T)/2` as a new model (Proj-Oasis).
+    pub fn symmetrized(&self) -> BilinearModel {
+        BilinearModel::from_matrix(crate::linalg::symmetrize(self.w.view()))
+    }
+
+    /// The PSD projection of `sym(W)` as a new model (spec §4.2).
+    pub fn psd_projected(&self) -> Result<BilinearModel, crate::linalg::LinalgError> {
+        Ok(BilinearModel::from_matrix(crate::linalg::psd_projection(self.w.view())?))
+    }
+
+    /// Replace `W` by its PSD projection (training continues from it).
+    pub fn project_psd(&mut self) -> Result<(), crate::linalg::LinalgError> {
+        self.w = crate::linalg::psd_projection(self.w.view())?;
+        Ok(())
+    }
+
+    /// The symmetry index `rho(W) = ||sym(W)|| / ||W||` in the Frobenius norm (spec §4.1).
+    pub fn symmetry_index(&self) -> f64 {
+        let s = crate::linalg::symmetrize(self.w.view());
+        let f = |m: &Array2<f64>| m.iter().map(|v| v * v).sum::<f64>().sqrt();
+        f(&s) / f(&self.w)
+    }
+
+    /// The uniform average of several models of the same dimension (parallel rankers).
+    pub fn average(models: &[BilinearModel]) -> BilinearModel {
+        let mut w = models[0].w.clone();
+        for m in &models[1..] {
+            w += &m.w;
+        }
+        w.mapv_inplace(|v| v / models.len() as f64);
+        BilinearModel { w }
+    }
+}
+
 impl Scorer for BilinearModel {
     fn score(&self, query: CsVecView<'_, f64>, candidates: &CsMat<f64>, out: &mut [f64]) {
         let (w, d) = (self.slice(), self.dim());
@@ -198,6 +278,39 @@ mod tests {
         // A second step on the same triplet is passive.
         let again = model.pa1_step(p.view(), a.view(), b.view(), 1e9, &mut scratch);
         assert!(again.tau == 0.0 && again.loss < 1e-9);
+    }
+
+    #[test]
+    fn symmetric_step_equals_projecting_the_plain_step() {
+        let mut rng = seeded(21);
+        let d = 20;
+        let s0 = crate::linalg::symmetrize(Array2::from_shape_fn((d, d), |_| rng.random_range(-0.2..0.2)).view());
+        let mut sym = BilinearModel::from_matrix(s0.clone());
+        let mut scratch = SparseVec::default();
+        for _ in 0..20 {
+            let (p, a, b) = (random_sparse(d, 5, &mut rng), random_sparse(d, 4, &mut rng), random_sparse(d, 4, &mut rng));
+            let mut plain = sym.clone();
+            let o1 = plain.pa1_step(p.view(), a.view(), b.view(), 0.05, &mut scratch);
+            let o2 = sym.pa1_step_symmetric(p.view(), a.view(), b.view(), 0.05, &mut scratch);
+            assert_eq!(o1, o2);
+            let projected = crate::linalg::symmetrize(plain.matrix().view());
+            let err = (sym.matrix() - &projected).iter().fold(0.0f64, |m, x| m.max(x.abs()));
+            assert!(err < 1e-12, "{err}");
+            let asym = (sym.matrix() - &sym.matrix().t()).iter().fold(0.0f64, |m, x| m.max(x.abs()));
+            assert!(asym < 1e-12);
+        }
+        assert!((sym.symmetry_index() - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn symmetry_index_and_average() {
+        let w = Array2::from_shape_vec((2, 2), vec![1.0, 2.0, 0.0, 1.0]).unwrap();
+        let m = BilinearModel::from_matrix(w);
+        // sym = [[1,1],[1,1]]: ||sym||_F = 2, ||W||_F = sqrt(6).
+        assert!((m.symmetry_index() - 2.0 / 6f64.sqrt()).abs() < 1e-12);
+        let avg = BilinearModel::average(&[m.clone(), BilinearModel::identity(2)]);
+        assert_eq!(avg.matrix()[[0, 1]], 1.0);
+        assert_eq!(avg.matrix()[[0, 0]], 1.0);
     }
 
     #[test]
