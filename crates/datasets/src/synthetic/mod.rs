@@ -1,2 +1,3 @@
 pub mod caltech;
 pub mod mnist;
+pub mod newsgroups;
