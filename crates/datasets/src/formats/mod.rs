@@ -6,6 +6,7 @@ pub mod gct;
 pub mod idx;
 pub mod kentridge;
 pub mod mat;
+pub mod newsgroups;
 
 use crate::DataError;
 use std::io::Read;

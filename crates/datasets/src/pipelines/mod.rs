@@ -1,1 +1,2 @@
 //! Feature pipelines: from raw documents or images to the papers' representations.
+pub mod text;

@@ -2,3 +2,4 @@ pub mod caltech;
 pub mod expression;
 pub mod imagenet;
 pub mod mnist;
+pub mod newsgroups;
