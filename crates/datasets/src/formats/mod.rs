@@ -1,6 +1,7 @@
 //! Parsers for the public file formats the papers' data comes in.
 
 pub mod idx;
+pub mod svmlight;
 
 use crate::DataError;
 use std::io::Read;

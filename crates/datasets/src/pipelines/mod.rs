@@ -1,1 +1,3 @@
 //! Feature pipelines: from raw documents or images to the papers' representations.
+pub mod images;
+pub mod kmeans;
