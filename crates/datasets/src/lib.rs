@@ -7,6 +7,7 @@
 //! *content identity* ([`ContentId`]): a hash of its canonical decoded content, so the same
 //! data repacked (gzip or plain, another file name spelling) keeps its identity.
 
+pub mod caltech;
 pub mod expression;
 pub mod fetch;
 pub mod formats;

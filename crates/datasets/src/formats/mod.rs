@@ -7,6 +7,7 @@ pub mod idx;
 pub mod kentridge;
 pub mod mat;
 pub mod newsgroups;
+pub mod svmlight;
 
 use crate::DataError;
 use std::io::Read;

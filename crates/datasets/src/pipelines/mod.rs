@@ -1,2 +1,4 @@
 //! Feature pipelines: from raw documents or images to the papers' representations.
+pub mod images;
+pub mod kmeans;
 pub mod text;
