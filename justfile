@@ -22,9 +22,10 @@ check: build
     {{dyad}} reproduce --profile quick
     {{dyad}} check --profile quick
 
-# Build the `dyad` binary (release, whole workspace).
+# Build the `dyad` binary (release, whole workspace, all targets: the same feature set as the
+# tests, so `just test` and `just reproduce` share one build of every dependency).
 build:
-    cargo build --release --workspace
+    cargo build --release --workspace --all-targets
 
 # Criterion benchmarks.
 bench:

@@ -15,7 +15,9 @@ fn check_finite(a: ArrayView2<'_, f64>, what: &str) -> Result<(), LinalgError> {
     if a.iter().all(|v| v.is_finite()) {
         Ok(())
     } else {
-        Err(LinalgError(format!("{what}: matrix has non-finite entries")))
+        Err(LinalgError(format!(
+            "{what}: matrix has non-finite entries"
+        )))
     }
 }
 
@@ -55,8 +57,11 @@ pub fn psd_projection(w: ArrayView2<'_, f64>) -> Result<Array2<f64>, LinalgError
     Ok(vd.dot(&v.t()))
 }
 
+/// `(U, s, V)` of a singular value decomposition `A = U diag(s) V^T`.
+pub type Svd = (Array2<f64>, Array1<f64>, Array2<f64>);
+
 /// Thin singular value decomposition `A = U diag(s) V^T` (singular values non-increasing).
-pub fn thin_svd(a: ArrayView2<'_, f64>) -> Result<(Array2<f64>, Array1<f64>, Array2<f64>), LinalgError> {
+pub fn thin_svd(a: ArrayView2<'_, f64>) -> Result<Svd, LinalgError> {
     check_finite(a, "thin_svd")?;
     let a = a.as_standard_layout();
     let svd = a
@@ -66,7 +71,11 @@ pub fn thin_svd(a: ArrayView2<'_, f64>) -> Result<(Array2<f64>, Array1<f64>, Arr
         .map_err(|e| LinalgError(format!("SVD failed: {e:?}")))?;
     let s = svd.S().column_vector();
     let s = Array1::from_iter((0..s.nrows()).map(|i| s[i]));
-    Ok((svd.U().into_ndarray().to_owned(), s, svd.V().into_ndarray().to_owned()))
+    Ok((
+        svd.U().into_ndarray().to_owned(),
+        s,
+        svd.V().into_ndarray().to_owned(),
+    ))
 }
 
 #[cfg(test)]
@@ -90,7 +99,7 @@ mod tests {
         let (d, v) = sym_eigen(s.view()).unwrap();
         assert!(d.windows(2).into_iter().all(|w| w[0] <= w[1]));
         let vtv = v.t().dot(&v);
-        assert!(max_abs(&(&vtv - &Array2::eye(30))) < 1e-12);
+        assert!(max_abs(&(&vtv - &Array2::<f64>::eye(30))) < 1e-12);
         let rec = v.dot(&Array2::from_diag(&d)).dot(&v.t());
         assert!(max_abs(&(&rec - &s)) < 1e-12);
     }

@@ -206,11 +206,18 @@ mod tests {
     fn unknown_parameters_are_rejected_and_defaults_are_canonical() {
         let v: toml::Value = toml::from_str("c = 0.5").unwrap();
         let b = (solver("oasis").unwrap().build)(v).unwrap();
-        assert_eq!(b.canonical, serde_json::json!({"c": 0.5, "symmetric": "none", "psd": "none"}));
+        assert_eq!(
+            b.canonical,
+            serde_json::json!({"c": 0.5, "symmetric": "none", "psd": "none"})
+        );
         let empty =
             (solver("oasis").unwrap().build)(toml::Value::Table(Default::default())).unwrap();
-        assert_eq!(empty.canonical, serde_json::json!({"c": 0.1, "symmetric": "none", "psd": "none"}));
-        let v: toml::Value = toml::from_str("psd = { every = 5000 }\nsymmetric = \"online\"").unwrap();
+        assert_eq!(
+            empty.canonical,
+            serde_json::json!({"c": 0.1, "symmetric": "none", "psd": "none"})
+        );
+        let v: toml::Value =
+            toml::from_str("psd = { every = 5000 }\nsymmetric = \"online\"").unwrap();
         let b = (solver("oasis").unwrap().build)(v).unwrap();
         assert_eq!(b.canonical["psd"], serde_json::json!({"every": 5000}));
         let v: toml::Value = toml::from_str("C = 0.5").unwrap();

@@ -25,7 +25,10 @@ impl Scorer for Euclidean {
 
     /// Squared norms of the candidates.
     fn candidate_terms(&self, candidates: &CsMat<f64>) -> Vec<f64> {
-        candidates.outer_iterator().map(|r| sparse::norm_sq(r.data())).collect()
+        candidates
+            .outer_iterator()
+            .map(|r| sparse::norm_sq(r.data()))
+            .collect()
     }
 
     fn score_with_terms(

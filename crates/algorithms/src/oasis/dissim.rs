@@ -15,7 +15,9 @@
 use super::{BilinearModel, validate_c};
 use crate::{AlgoError, Learner};
 use dyad_core::sampling::TripletSampler;
-use dyad_core::{Control, LabeledSet, Observer, Rng, Schedule, Scorer, SolverClock, SparseVec, sparse};
+use dyad_core::{
+    Control, LabeledSet, Observer, Rng, Schedule, Scorer, SolverClock, SparseVec, sparse,
+};
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 use sprs::{CsMat, CsVecView};
@@ -31,7 +33,9 @@ pub struct DissimOasisConfig {
 
 impl Default for DissimOasisConfig {
     fn default() -> Self {
-        Self { c: super::default_c() }
+        Self {
+            c: super::default_c(),
+        }
     }
 }
 
@@ -59,7 +63,8 @@ impl DissimModel {
     }
 
     fn quad(&self, v: &SparseVec) -> f64 {
-        self.w.bilinear((&v.indices, &v.values), (&v.indices, &v.values))
+        self.w
+            .bilinear((&v.indices, &v.values), (&v.indices, &v.values))
     }
 
     /// One PA-I step on `(p, p+, p-)`; `a`, `b` are scratch space.
@@ -98,13 +103,25 @@ impl Scorer for DissimModel {
     fn candidate_terms(&self, candidates: &CsMat<f64>) -> Vec<f64> {
         candidates
             .outer_iterator()
-            .map(|q| self.w.bilinear((q.indices(), q.data()), (q.indices(), q.data())))
+            .map(|q| {
+                self.w
+                    .bilinear((q.indices(), q.data()), (q.indices(), q.data()))
+            })
             .collect()
     }
 
-    fn score_with_terms(&self, query: CsVecView<'_, f64>, candidates: &CsMat<f64>, qwq: &[f64], out: &mut [f64]) {
+    fn score_with_terms(
+        &self,
+        query: CsVecView<'_, f64>,
+        candidates: &CsMat<f64>,
+        qwq: &[f64],
+        out: &mut [f64],
+    ) {
         // -(p-q)^T W (p-q) = -(pWp - pWq - qWp + qWq) = -(pWp - 2 pWq + qWq) for symmetric W.
-        let pwp = self.w.bilinear((query.indices(), query.data()), (query.indices(), query.data()));
+        let pwp = self.w.bilinear(
+            (query.indices(), query.data()),
+            (query.indices(), query.data()),
+        );
         self.w.score(query, candidates, out);
         for (o, &t) in out.iter_mut().zip(qwq) {
             *o = -(pwp - 2.0 * *o + t);
@@ -113,7 +130,13 @@ impl Scorer for DissimModel {
 }
 
 impl Learner for DissimOasisConfig {
-    fn fit(&self, train: &LabeledSet, schedule: &Schedule, rng: &mut Rng, obs: &mut dyn Observer) -> Result<(), AlgoError> {
+    fn fit(
+        &self,
+        train: &LabeledSet,
+        schedule: &Schedule,
+        rng: &mut Rng,
+        obs: &mut dyn Observer,
+    ) -> Result<(), AlgoError> {
         validate_c(self.c)?;
         let sampler = TripletSampler::new(train)?;
         let mut clock = SolverClock::start();
@@ -133,7 +156,14 @@ impl Learner for DissimOasisConfig {
             }
             let t = sampler.sample(rng);
             let row = |i: usize| train.x.outer_view(i).expect("sampled row in range");
-            model.pa1_step(row(t.query), row(t.positive), row(t.negative), self.c, &mut a, &mut b);
+            model.pa1_step(
+                row(t.query),
+                row(t.positive),
+                row(t.negative),
+                self.c,
+                &mut a,
+                &mut b,
+            );
             step += 1;
         }
         Ok(())
@@ -155,7 +185,11 @@ mod tests {
     fn random_sparse(d: usize, nnz: usize, rng: &mut Rng) -> CsVec<f64> {
         let mut idx: Vec<usize> = rand::seq::index::sample(rng, d, nnz).into_vec();
         idx.sort_unstable();
-        CsVec::new(d, idx, (0..nnz).map(|_| rng.random_range(-1.0..1.0)).collect())
+        CsVec::new(
+            d,
+            idx,
+            (0..nnz).map(|_| rng.random_range(-1.0..1.0)).collect(),
+        )
     }
 
     fn dense(v: &CsVec<f64>) -> Array1<f64> {
@@ -169,22 +203,39 @@ mod tests {
         let mut model = DissimModel::identity(d);
         let (mut a, mut b) = (SparseVec::default(), SparseVec::default());
         for _ in 0..30 {
-            let (p, pp, pn) = (random_sparse(d, 4, &mut rng), random_sparse(d, 4, &mut rng), random_sparse(d, 4, &mut rng));
+            let (p, pp, pn) = (
+                random_sparse(d, 4, &mut rng),
+                random_sparse(d, 4, &mut rng),
+                random_sparse(d, 4, &mut rng),
+            );
             let w0 = model.matrix().clone();
             let (av, bv) = (dense(&p) - dense(&pp), dense(&p) - dense(&pn));
             let loss = (1.0 + av.dot(&w0.dot(&av)) - bv.dot(&w0.dot(&bv))).max(0.0);
-            let outer = |x: &Array1<f64>| x.view().insert_axis(ndarray::Axis(1)).dot(&x.view().insert_axis(ndarray::Axis(0)));
+            let outer = |x: &Array1<f64>| {
+                x.view()
+                    .insert_axis(ndarray::Axis(1))
+                    .dot(&x.view().insert_axis(ndarray::Axis(0)))
+            };
             let v = outer(&bv) - outer(&av);
             let vn: f64 = v.iter().map(|x| x * x).sum();
-            let tau = if loss == 0.0 { 0.0 } else { 0.1f64.min(loss / vn) };
+            let tau = if loss == 0.0 {
+                0.0
+            } else {
+                0.1f64.min(loss / vn)
+            };
             let out = model.pa1_step(p.view(), pp.view(), pn.view(), 0.1, &mut a, &mut b);
             assert!((out.loss - loss).abs() < 1e-10 && (out.tau - tau).abs() < 1e-12);
             let expect = &w0 + &(tau * &v);
-            let err = (model.matrix() - &expect).iter().fold(0.0f64, |m, x| m.max(x.abs()));
+            let err = (model.matrix() - &expect)
+                .iter()
+                .fold(0.0f64, |m, x| m.max(x.abs()));
             assert!(err < 1e-12, "{err}");
-            let after = (1.0 + av.dot(&model.matrix().dot(&av)) - bv.dot(&model.matrix().dot(&bv))).max(0.0);
+            let after = (1.0 + av.dot(&model.matrix().dot(&av)) - bv.dot(&model.matrix().dot(&bv)))
+                .max(0.0);
             assert!(after <= loss + 1e-12, "the step must not increase the loss");
-            let asym = (model.matrix() - &model.matrix().t()).iter().fold(0.0f64, |m, x| m.max(x.abs()));
+            let asym = (model.matrix() - &model.matrix().t())
+                .iter()
+                .fold(0.0f64, |m, x| m.max(x.abs()));
             assert!(asym < 1e-12);
         }
     }
@@ -193,9 +244,13 @@ mod tests {
     fn scores_are_negative_w_distances() {
         let mut rng = seeded(3);
         let d = 6;
-        let s = crate::linalg::symmetrize(Array2::from_shape_fn((d, d), |_| rng.random_range(-1.0..1.0)).view());
+        let s = crate::linalg::symmetrize(
+            Array2::from_shape_fn((d, d), |_| rng.random_range(-1.0..1.0)).view(),
+        );
         let m = DissimModel::from_matrix(s.clone());
-        let rows: Vec<Vec<f64>> = (0..4).map(|_| dense(&random_sparse(d, 3, &mut rng)).to_vec()).collect();
+        let rows: Vec<Vec<f64>> = (0..4)
+            .map(|_| dense(&random_sparse(d, 3, &mut rng)).to_vec())
+            .collect();
         let set = LabeledSet::from_dense_rows(&rows, vec![0, 1, 0, 1], 2);
         let mut out = vec![0.0; 4];
         m.score(set.x.outer_view(2).unwrap(), &set.x, &mut out);

@@ -116,7 +116,7 @@ impl OasisConfig {
             model.pa1_step(p, a, b, self.c, diff);
         }
         if let Psd::Every(n) = self.psd
-            && step % n == 0
+            && step.is_multiple_of(n)
         {
             model
                 .project_psd()
@@ -126,7 +126,10 @@ impl OasisConfig {
     }
 
     /// The model this variant reports: `W`, `sym(W)` or the PSD projection of `W`.
-    pub(crate) fn reported(&self, model: &BilinearModel) -> Result<Option<BilinearModel>, AlgoError> {
+    pub(crate) fn reported(
+        &self,
+        model: &BilinearModel,
+    ) -> Result<Option<BilinearModel>, AlgoError> {
         Ok(match (self.symmetric, self.psd) {
             (_, Psd::After) => Some(
                 model
@@ -281,7 +284,10 @@ mod tests {
     #[test]
     fn invalid_aggressiveness_is_rejected() {
         let train = nuisance_data(10, 1);
-        let bad = OasisConfig { c: 0.0, ..Default::default() };
+        let bad = OasisConfig {
+            c: 0.0,
+            ..Default::default()
+        };
         let err = bad.fit(
             &train,
             &Schedule::last_only(1),

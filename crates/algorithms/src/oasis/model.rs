@@ -140,7 +140,9 @@ impl BilinearModel {
 
     /// The PSD projection of `sym(W)` as a new model (spec §4.2).
     pub fn psd_projected(&self) -> Result<BilinearModel, crate::linalg::LinalgError> {
-        Ok(BilinearModel::from_matrix(crate::linalg::psd_projection(self.w.view())?))
+        Ok(BilinearModel::from_matrix(crate::linalg::psd_projection(
+            self.w.view(),
+        )?))
     }
 
     /// Replace `W` by its PSD projection (training continues from it).
@@ -284,19 +286,29 @@ mod tests {
     fn symmetric_step_equals_projecting_the_plain_step() {
         let mut rng = seeded(21);
         let d = 20;
-        let s0 = crate::linalg::symmetrize(Array2::from_shape_fn((d, d), |_| rng.random_range(-0.2..0.2)).view());
+        let s0 = crate::linalg::symmetrize(
+            Array2::from_shape_fn((d, d), |_| rng.random_range(-0.2..0.2)).view(),
+        );
         let mut sym = BilinearModel::from_matrix(s0.clone());
         let mut scratch = SparseVec::default();
         for _ in 0..20 {
-            let (p, a, b) = (random_sparse(d, 5, &mut rng), random_sparse(d, 4, &mut rng), random_sparse(d, 4, &mut rng));
+            let (p, a, b) = (
+                random_sparse(d, 5, &mut rng),
+                random_sparse(d, 4, &mut rng),
+                random_sparse(d, 4, &mut rng),
+            );
             let mut plain = sym.clone();
             let o1 = plain.pa1_step(p.view(), a.view(), b.view(), 0.05, &mut scratch);
             let o2 = sym.pa1_step_symmetric(p.view(), a.view(), b.view(), 0.05, &mut scratch);
             assert_eq!(o1, o2);
             let projected = crate::linalg::symmetrize(plain.matrix().view());
-            let err = (sym.matrix() - &projected).iter().fold(0.0f64, |m, x| m.max(x.abs()));
+            let err = (sym.matrix() - &projected)
+                .iter()
+                .fold(0.0f64, |m, x| m.max(x.abs()));
             assert!(err < 1e-12, "{err}");
-            let asym = (sym.matrix() - &sym.matrix().t()).iter().fold(0.0f64, |m, x| m.max(x.abs()));
+            let asym = (sym.matrix() - &sym.matrix().t())
+                .iter()
+                .fold(0.0f64, |m, x| m.max(x.abs()));
             assert!(asym < 1e-12);
         }
         assert!((sym.symmetry_index() - 1.0).abs() < 1e-12);

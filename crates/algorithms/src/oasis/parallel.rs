@@ -24,7 +24,13 @@ pub struct OasisParallelConfig {
 }
 
 impl Learner for OasisParallelConfig {
-    fn fit(&self, train: &LabeledSet, schedule: &Schedule, rng: &mut Rng, obs: &mut dyn Observer) -> Result<(), AlgoError> {
+    fn fit(
+        &self,
+        train: &LabeledSet,
+        schedule: &Schedule,
+        rng: &mut Rng,
+        obs: &mut dyn Observer,
+    ) -> Result<(), AlgoError> {
         validate_c(self.c)?;
         if self.rankers == 0 {
             return Err(AlgoError::Param("rankers must be at least 1".into()));
@@ -36,7 +42,9 @@ impl Learner for OasisParallelConfig {
         let sampler = TripletSampler::new(train)?;
         let mut clock = SolverClock::start();
         let mut rngs: Vec<Rng> = (0..self.rankers).map(|_| seeded(rng.random())).collect();
-        let mut models: Vec<BilinearModel> = (0..self.rankers).map(|_| BilinearModel::identity(train.dim())).collect();
+        let mut models: Vec<BilinearModel> = (0..self.rankers)
+            .map(|_| BilinearModel::identity(train.dim()))
+            .collect();
         let mut diff = SparseVec::default();
         let mut step = 0u64;
         let checkpoints = schedule.steps();
@@ -78,27 +86,38 @@ mod tests {
 
     #[test]
     fn one_ranker_is_plain_oasis_and_k_rankers_average() {
-        let rows: Vec<Vec<f64>> = (0..12).map(|i| vec![(i % 3) as f64 + 0.5, ((i * 7) % 5) as f64 + 0.1, 1.0]).collect();
-        let mut set = LabeledSet::from_dense_rows(&rows, (0..12).map(|i| (i % 2) as u32).collect(), 2);
+        let rows: Vec<Vec<f64>> = (0..12)
+            .map(|i| vec![(i % 3) as f64 + 0.5, ((i * 7) % 5) as f64 + 0.1, 1.0])
+            .collect();
+        let mut set =
+            LabeledSet::from_dense_rows(&rows, (0..12).map(|i| (i % 2) as u32).collect(), 2);
         set.l2_normalize_rows();
         let schedule = Schedule::last_only(50);
         // One ranker seeded from the first draw of the stream equals OASIS run with that seed.
         let mut r = seeded(4);
         let first: u64 = r.random();
         let mut a = Capture(set.clone(), vec![]);
-        OasisParallelConfig { c: 0.1, rankers: 1 }.fit(&set, &schedule, &mut seeded(4), &mut a).unwrap();
+        OasisParallelConfig { c: 0.1, rankers: 1 }
+            .fit(&set, &schedule, &mut seeded(4), &mut a)
+            .unwrap();
         let mut b = Capture(set.clone(), vec![]);
-        OasisConfig::default().fit(&set, &schedule, &mut seeded(first), &mut b).unwrap();
+        OasisConfig::default()
+            .fit(&set, &schedule, &mut seeded(first), &mut b)
+            .unwrap();
         assert_eq!(a.1, b.1);
         // Three rankers: the reported scores are the mean of the three rankers' scores.
         let mut r = seeded(5);
         let seeds: Vec<u64> = (0..3).map(|_| r.random()).collect();
         let mut three = Capture(set.clone(), vec![]);
-        OasisParallelConfig { c: 0.1, rankers: 3 }.fit(&set, &schedule, &mut seeded(5), &mut three).unwrap();
+        OasisParallelConfig { c: 0.1, rankers: 3 }
+            .fit(&set, &schedule, &mut seeded(5), &mut three)
+            .unwrap();
         let mut mean = vec![0.0; set.n()];
         for s in seeds {
             let mut one = Capture(set.clone(), vec![]);
-            OasisConfig::default().fit(&set, &schedule, &mut seeded(s), &mut one).unwrap();
+            OasisConfig::default()
+                .fit(&set, &schedule, &mut seeded(s), &mut one)
+                .unwrap();
             for (m, v) in mean.iter_mut().zip(one.1) {
                 *m += v / 3.0;
             }
