@@ -309,6 +309,20 @@ fn data_command(ws: &Workspace, cmd: DataCommand) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         DataCommand::Info { name } => {
+            if let Some(p) = data::provider(&name).filter(|p| p.synthetic) {
+                println!("{} — {}", p.name, p.description);
+                println!(
+                    "kind:      seeded synthetic stand-in, generated on demand; every table, figure and"
+                );
+                println!("           report line computed from it is marked SYNTHETIC");
+                let real: Vec<&str> = DATASETS
+                    .iter()
+                    .filter(|d| d.standin == p.name)
+                    .map(|d| d.name)
+                    .collect();
+                println!("stands in for: {}", real.join(", "));
+                return Ok(ExitCode::SUCCESS);
+            }
             let d = lookup(&name)?;
             println!("{} — {}", d.name, d.title);
             println!("directory: {}", ws.data_dir.join(d.dir).display());

@@ -105,7 +105,7 @@ pub static DATASETS: &[DatasetInfo] = &[
         }],
         license: "no explicit license; distributed for research by Jason Rennie (originally Ken Lang)",
         citation: "K. Lang. NewsWeeder: learning to filter netnews. ICML 1995.",
-        identity: None,
+        identity: Some("cbfcb3be847c492f5d96f09e0138126399192f3ec21f493ed622ea394de411ec"),
         standin: "20newsgroups-standin",
         manual: "Download 20news-bydate.tar.gz from http://qwone.com/~jason/20Newsgroups/ into <data dir>/20newsgroups/ (the unpacked folder 20news-bydate-train/ + 20news-bydate-test/ also works).",
     },

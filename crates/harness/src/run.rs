@@ -3,11 +3,11 @@
 //! skipped, and a data set is loaded only if one of its cells must run.
 
 use crate::cache::{Cache, CellResult, RESULT_FORMAT_VERSION};
+use crate::data::Data;
 use crate::plan::Plan;
 use crate::provenance::{DYAD_VERSION, git_commit};
 use crate::registry;
 use crate::tasks::ranking;
-use dyad_core::LabeledSet;
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 use std::io::IsTerminal;
@@ -62,7 +62,7 @@ impl RunSummary {
     }
 }
 
-type Loaded = OnceLock<Result<Arc<LabeledSet>, String>>;
+type Loaded = OnceLock<Result<Arc<Data>, String>>;
 
 fn describe(plan: &Plan, ci: usize) -> String {
     let c = &plan.cells[ci];
@@ -177,15 +177,18 @@ fn data_key(plan: &Plan, ci: usize) -> String {
     format!("{}|{}|{}", d.name, d.params, d.identity)
 }
 
-fn run_cell(
-    plan: &Plan,
-    ci: usize,
-    data: &LabeledSet,
-    start: Instant,
-) -> Result<CellResult, String> {
+fn run_cell(plan: &Plan, ci: usize, data: &Data, start: Instant) -> Result<CellResult, String> {
     let cell = &plan.cells[ci];
     let sv = &plan.solvers[cell.solver];
     let d = &plan.datasets[cell.dataset];
+    let Data::Labeled(data) = data else {
+        return Err(format!(
+            "the label-ranking task needs labelled examples, but `{}` ({}) is {}",
+            d.id,
+            d.resolved.name,
+            data.kind()
+        ));
+    };
     let entry = registry::solver(sv.name).ok_or("solver vanished from registry")?;
     let built = (entry.build)(sv.params.clone())?;
     let out = ranking::run(

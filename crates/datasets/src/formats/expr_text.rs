@@ -52,6 +52,24 @@ impl Lines {
         })
     }
 
+    /// Lines of in-memory bytes (plain or gzip, detected by magic bytes).
+    pub(crate) fn from_bytes(bytes: Vec<u8>) -> Self {
+        let gzip = bytes.starts_with(&[0x1f, 0x8b]);
+        let cursor = std::io::Cursor::new(bytes);
+        let reader: Box<dyn BufRead> = if gzip {
+            Box::new(BufReader::new(flate2::read::MultiGzDecoder::new(cursor)))
+        } else {
+            Box::new(cursor)
+        };
+        Self {
+            reader,
+            gzip,
+            line: 0,
+            consumed: 0,
+            buf: Vec::new(),
+        }
+    }
+
     /// The next line and its 1-based number, or `None` at the end of the file.
     pub(crate) fn next_line(&mut self, path: &Path) -> Result<Option<(u64, &str)>, DataError> {
         self.buf.clear();

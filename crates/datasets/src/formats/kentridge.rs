@@ -28,7 +28,23 @@ pub struct KentRidgeOptions {
 
 /// Read a Kent Ridge `.data` file (plain or gzip).
 pub fn read_kentridge(path: &Path, options: &KentRidgeOptions) -> Result<ExpressionSet, DataError> {
-    let mut lines = Lines::open(path)?;
+    from_lines(path, Lines::open(path)?, options)
+}
+
+/// Parse Kent Ridge `.data` bytes (plain or gzip); `path` names the source in errors.
+pub fn parse_kentridge(
+    path: &Path,
+    bytes: Vec<u8>,
+    options: &KentRidgeOptions,
+) -> Result<ExpressionSet, DataError> {
+    from_lines(path, Lines::from_bytes(bytes), options)
+}
+
+fn from_lines(
+    path: &Path,
+    mut lines: Lines,
+    options: &KentRidgeOptions,
+) -> Result<ExpressionSet, DataError> {
     let mut d = options.n_values;
     // Sample-major values (one line after another); transposed at the end.
     let mut values: Vec<f64> = Vec::new();

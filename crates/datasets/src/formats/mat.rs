@@ -95,6 +95,9 @@ const CLASS_CHAR: u8 = 4;
 const CLASS_SPARSE: u8 = 5;
 
 /// Maximal nesting depth of cells and structs.
+/// The largest struct array without fields accepted (it stores no bytes per element).
+pub const MAX_FIELDLESS: usize = 1 << 20;
+
 pub const MAX_DEPTH: usize = 128;
 
 /// Name of a data type code, for messages.
@@ -890,6 +893,15 @@ impl Parser<'_> {
                 let (fields, p) = self.field_names(pos, end)?;
                 pos = p;
                 let total = count.checked_mul(fields.len());
+                // A struct array without fields stores nothing per element; bound it anyway
+                // so that a corrupt dimension cannot make us allocate one row per element.
+                if fields.is_empty() && count > MAX_FIELDLESS {
+                    return Err(self.err(
+                        pos,
+                        format!("a field-less struct array of at most {MAX_FIELDLESS} elements"),
+                        format!("{count} elements"),
+                    ));
+                }
                 if total.is_none_or(|t| t > (end - pos) / 8) {
                     return Err(self.err(
                         pos,
@@ -2298,5 +2310,20 @@ mod tests {
                 Err(DataError::Param(_))
             ));
         }
+    }
+
+    /// Found by `cargo fuzz run mat`: a struct array without fields whose dimensions claim
+    /// ~1.4e9 elements made the reader allocate one row per element.
+    #[test]
+    fn fuzz_regression_fieldless_struct_with_huge_dimensions() {
+        let hex = "4d41544c414220342e30204d41542d66696c652c2066757a7a207365656420202a0120202020202020202020202034ffdfdfdfdf27df202020202060202020202020202020200000202020202020202020202020202020202020202020202020202020202020202020202020202020202020202000000000000000000001494d0e000000480000000600000008000000020200000000000005000000080000002100002b02000000010000000100000061010000000000000500040008000000010000000000000000000001494d0e00000048000000060000002002313f94";
+        let bytes: Vec<u8> = (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+            .collect();
+        let e = parse_mat(Path::new("crash.mat"), &bytes)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("field-less struct array"), "{e}");
     }
 }
