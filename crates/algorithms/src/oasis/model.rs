@@ -54,12 +54,12 @@ impl BilinearModel {
             .sum()
     }
 
-    /// One PA-I step on the triplet `(p, p+, p-)` with aggressiveness `c` (spec §2.2),
-    /// touching only the `nnz(p) x nnz(p+ - p-)` entries of `W` that `V = p (p+ - p-)^T`
-    /// covers. `diff` is scratch space for `p+ - p-`. A degenerate step (`||V|| = 0`: empty
-    /// `p`, or `p+ = p-`) is skipped, as the spec recommends.
-    pub fn pa1_step(
-        &mut self,
+    /// The PA-I step size for the triplet `(p, p+, p-)` (spec §2.2): writes `p+ - p-` into
+    /// `diff` and returns the hinge loss and `tau = min(c, l / ||V||_F^2)` with
+    /// `||V||_F^2 = ||p||^2 ||p+ - p-||^2`. A degenerate step (`||V|| = 0`: empty `p`, or
+    /// `p+ = p-`) gets `tau = 0`, as the spec recommends.
+    fn pa1_tau(
+        &self,
         p: CsVecView<'_, f64>,
         pos: CsVecView<'_, f64>,
         neg: CsVecView<'_, f64>,
@@ -70,24 +70,40 @@ impl BilinearModel {
         let margin = self.bilinear((p.indices(), p.data()), (&diff.indices, &diff.values));
         let loss = (1.0 - margin).max(0.0);
         let v_norm_sq = sparse::norm_sq(p.data()) * diff.norm_sq();
-        if loss == 0.0 || v_norm_sq == 0.0 {
-            return StepOutcome { loss, tau: 0.0 };
-        }
-        let tau = c.min(loss / v_norm_sq);
-        let d = self.dim();
-        let w = self.w.as_slice_mut().expect("standard layout");
-        for (&a, &pa) in p.indices().iter().zip(p.data()) {
-            let row = &mut w[a * d..(a + 1) * d];
-            let s = tau * pa;
-            for (&b, &qb) in diff.indices.iter().zip(&diff.values) {
-                row[b] += s * qb;
-            }
-        }
+        let tau = if loss == 0.0 || v_norm_sq == 0.0 {
+            0.0
+        } else {
+            c.min(loss / v_norm_sq)
+        };
         StepOutcome { loss, tau }
     }
-}
 
-impl BilinearModel {
+    /// One PA-I step on the triplet `(p, p+, p-)` with aggressiveness `c`: `W <- W + tau V`
+    /// with `V = p (p+ - p-)^T`, touching only the `nnz(p) x nnz(p+ - p-)` entries `V`
+    /// covers. `diff` is scratch space for `p+ - p-`.
+    pub fn pa1_step(
+        &mut self,
+        p: CsVecView<'_, f64>,
+        pos: CsVecView<'_, f64>,
+        neg: CsVecView<'_, f64>,
+        c: f64,
+        diff: &mut SparseVec,
+    ) -> StepOutcome {
+        let out = self.pa1_tau(p, pos, neg, c, diff);
+        if out.tau > 0.0 {
+            let d = self.dim();
+            let w = self.w.as_slice_mut().expect("standard layout");
+            for (&a, &pa) in p.indices().iter().zip(p.data()) {
+                let row = &mut w[a * d..(a + 1) * d];
+                let s = out.tau * pa;
+                for (&b, &qb) in diff.indices.iter().zip(&diff.values) {
+                    row[b] += s * qb;
+                }
+            }
+        }
+        out
+    }
+
     /// The Online-Proj-Oasis step (spec §4.1): `tau` as in [`BilinearModel::pa1_step`] from
     /// the unprojected `V`, then `W <- W + tau sym(V)`, which equals projecting
     /// `W + tau V` onto the symmetric matrices when `W` is symmetric. Costs
@@ -100,24 +116,19 @@ impl BilinearModel {
         c: f64,
         diff: &mut SparseVec,
     ) -> StepOutcome {
-        diff.set_difference(pos, neg);
-        let margin = self.bilinear((p.indices(), p.data()), (&diff.indices, &diff.values));
-        let loss = (1.0 - margin).max(0.0);
-        let v_norm_sq = sparse::norm_sq(p.data()) * diff.norm_sq();
-        if loss == 0.0 || v_norm_sq == 0.0 {
-            return StepOutcome { loss, tau: 0.0 };
-        }
-        let tau = c.min(loss / v_norm_sq);
-        let d = self.dim();
-        let w = self.w.as_slice_mut().expect("standard layout");
-        for (&a, &pa) in p.indices().iter().zip(p.data()) {
-            let s = 0.5 * tau * pa;
-            for (&b, &qb) in diff.indices.iter().zip(&diff.values) {
-                w[a * d + b] += s * qb;
-                w[b * d + a] += s * qb;
+        let out = self.pa1_tau(p, pos, neg, c, diff);
+        if out.tau > 0.0 {
+            let d = self.dim();
+            let w = self.w.as_slice_mut().expect("standard layout");
+            for (&a, &pa) in p.indices().iter().zip(p.data()) {
+                let s = 0.5 * out.tau * pa;
+                for (&b, &qb) in diff.indices.iter().zip(&diff.values) {
+                    w[a * d + b] += s * qb;
+                    w[b * d + a] += s * qb;
+                }
             }
         }
-        StepOutcome { loss, tau }
+        out
     }
 
     /// `W <- W + scale u v^T` for sparse `u`, `v`: O(nnz(u) nnz(v)).

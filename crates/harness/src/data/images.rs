@@ -35,6 +35,10 @@ struct CaltechParams {
     /// Seed of the palette and codebook k-means.
     #[serde(default)]
     features_seed: u64,
+    /// Precomputed features in svmlight format (path under the data directory, e.g. the
+    /// authors' published files); read directly instead of extracting from the images.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    svmlight: Option<String>,
 }
 
 /// `256_ObjectCategories` under the data directory, if present.
@@ -49,6 +53,36 @@ pub(super) fn caltech(ctx: &DataContext, params: &toml::Table) -> Result<Resolve
     let (own, standin) = split_standin("caltech256", params)?;
     let config: CaltechParams = typed("caltech256", own)?;
     let subset = Subset::from_name(&config.subset)?;
+    if let Some(rel) = &config.svmlight {
+        let path = ctx.data_dir.join(rel);
+        if !path.is_file() {
+            return Err(DataError::Missing {
+                name: "caltech256".into(),
+                dir: ctx.data_dir.clone(),
+                tried: rel.clone(),
+                hint: "the `svmlight` parameter names a features file under the data directory"
+                    .into(),
+            });
+        }
+        let (p1, p2) = (path.clone(), path.clone());
+        let opts = dyad_datasets::formats::svmlight::SvmlightOptions::default;
+        return real(
+            ctx,
+            "caltech256",
+            std::slice::from_ref(&path),
+            &config,
+            format!(
+                "real Caltech-256 {} features read from {}",
+                config.subset,
+                path.display()
+            ),
+            move || tree_content_id(&p1),
+            move || {
+                let set = dyad_datasets::formats::svmlight::read_svmlight_labeled(&p2, opts())?;
+                Ok((tree_content_id(&p2)?, Data::Labeled(set)))
+            },
+        );
+    }
     let Some(root) = caltech_root(ctx) else {
         let mut t = standin;
         t.insert("subset".into(), toml::Value::String(config.subset.clone()));

@@ -727,4 +727,30 @@ mod tests {
             assert_eq!(again.identity, r.identity);
         }
     }
+
+    #[test]
+    fn precomputed_caltech_features_are_read_from_svmlight() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("data/caltech256")).unwrap();
+        std::fs::write(
+            dir.path().join("data/caltech256/c10.svm"),
+            "1 1:0.5 3:1\n2 2:1\n1 1:1\n",
+        )
+        .unwrap();
+        let ctx = DataContext::new(dir.path().join("data"), dir.path().join("cache"));
+        let t: toml::Table =
+            toml::from_str("subset = \"c10\"\nsvmlight = \"caltech256/c10.svm\"").unwrap();
+        let r = (provider("caltech256").unwrap().resolve)(&ctx, &t).unwrap();
+        assert!(!r.synthetic, "{}", r.note);
+        let Data::Labeled(s) = &*(r.loader)().unwrap() else {
+            panic!()
+        };
+        assert_eq!((s.n(), s.n_classes()), (3, 2));
+        let t: toml::Table =
+            toml::from_str("subset = \"c10\"\nsvmlight = \"missing.svm\"").unwrap();
+        assert!(matches!(
+            (provider("caltech256").unwrap().resolve)(&ctx, &t),
+            Err(DataError::Missing { .. })
+        ));
+    }
 }
