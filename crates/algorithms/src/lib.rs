@@ -8,6 +8,7 @@
 
 pub mod baselines;
 pub mod linalg;
+pub mod metric;
 pub mod oasis;
 
 use dyad_core::{CoreError, LabeledSet, Observer, Rng, Schedule};

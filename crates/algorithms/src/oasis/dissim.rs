@@ -12,7 +12,8 @@
 //! *increase* the loss; we use the descent direction and say so (spec §11 item 11). Starting
 //! from `W0 = I`, every iterate stays symmetric.
 
-use super::{BilinearModel, validate_c};
+use super::validate_c;
+use crate::metric::Mahalanobis;
 use crate::{AlgoError, Learner};
 use dyad_core::sampling::TripletSampler;
 use dyad_core::{
@@ -39,22 +40,23 @@ impl Default for DissimOasisConfig {
     }
 }
 
-/// `S'(p, q) = -(p - q)^T W (p - q)` with `W` dense, symmetric.
+/// `S'(p, q) = -(p - q)^T W (p - q)` with `W` dense, symmetric: a Mahalanobis similarity
+/// whose matrix need not be PSD.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DissimModel {
-    w: BilinearModel,
+    w: Mahalanobis,
 }
 
 impl DissimModel {
     pub fn identity(d: usize) -> Self {
         Self {
-            w: BilinearModel::identity(d),
+            w: Mahalanobis::identity(d),
         }
     }
 
     pub fn from_matrix(w: Array2<f64>) -> Self {
         Self {
-            w: BilinearModel::from_matrix(w),
+            w: Mahalanobis::new(w),
         }
     }
 
@@ -95,19 +97,11 @@ impl DissimModel {
 
 impl Scorer for DissimModel {
     fn score(&self, query: CsVecView<'_, f64>, candidates: &CsMat<f64>, out: &mut [f64]) {
-        let terms = self.candidate_terms(candidates);
-        self.score_with_terms(query, candidates, &terms, out);
+        self.w.score(query, candidates, out)
     }
 
-    /// `q^T W q` for every candidate.
     fn candidate_terms(&self, candidates: &CsMat<f64>) -> Vec<f64> {
-        candidates
-            .outer_iterator()
-            .map(|q| {
-                self.w
-                    .bilinear((q.indices(), q.data()), (q.indices(), q.data()))
-            })
-            .collect()
+        self.w.candidate_terms(candidates)
     }
 
     fn score_with_terms(
@@ -117,15 +111,7 @@ impl Scorer for DissimModel {
         qwq: &[f64],
         out: &mut [f64],
     ) {
-        // -(p-q)^T W (p-q) = -(pWp - pWq - qWp + qWq) = -(pWp - 2 pWq + qWq) for symmetric W.
-        let pwp = self.w.bilinear(
-            (query.indices(), query.data()),
-            (query.indices(), query.data()),
-        );
-        self.w.score(query, candidates, out);
-        for (o, &t) in out.iter_mut().zip(qwq) {
-            *o = -(pwp - 2.0 * *o + t);
-        }
+        self.w.score_with_terms(query, candidates, qwq, out)
     }
 }
 
