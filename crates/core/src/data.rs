@@ -21,6 +21,10 @@ pub struct LabeledSet {
     pub class_names: Vec<String>,
     /// Official partition of each row, when the data set defines one.
     pub partition: Option<Vec<Partition>>,
+    /// Multi-label relevance (e.g. the text queries an image is relevant to, or a label and
+    /// its ancestors): when present, two rows are relevant to each other iff their sorted
+    /// label lists intersect, instead of iff their `labels` are equal.
+    pub relevance: Option<Vec<Vec<u32>>>,
 }
 
 impl LabeledSet {
@@ -58,7 +62,33 @@ impl LabeledSet {
             labels,
             class_names,
             partition,
+            relevance: None,
         })
+    }
+
+    /// Attach multi-label relevance lists (one per row; sorted and deduplicated here).
+    pub fn with_relevance(mut self, mut lists: Vec<Vec<u32>>) -> Result<Self, CoreError> {
+        if lists.len() != self.n() {
+            return Err(CoreError::Invalid(format!(
+                "{} relevance lists for {} rows",
+                lists.len(),
+                self.n()
+            )));
+        }
+        for l in &mut lists {
+            l.sort_unstable();
+            l.dedup();
+        }
+        self.relevance = Some(lists);
+        Ok(self)
+    }
+
+    /// Whether row `i` of `self` and row `j` of `other` are relevant to each other.
+    pub fn relevant(&self, i: usize, other: &LabeledSet, j: usize) -> bool {
+        match (&self.relevance, &other.relevance) {
+            (Some(a), Some(b)) => sorted_intersect(&a[i], &b[j]),
+            _ => self.labels[i] == other.labels[j],
+        }
     }
 
     /// Build from dense rows (tests and small examples); zeros are not stored.
@@ -119,6 +149,10 @@ impl LabeledSet {
                 .partition
                 .as_ref()
                 .map(|p| idx.iter().map(|&i| p[i]).collect()),
+            relevance: self
+                .relevance
+                .as_ref()
+                .map(|r| idx.iter().map(|&i| r[i].clone()).collect()),
         }
     }
 
@@ -211,6 +245,54 @@ impl LabeledSet {
     }
 }
 
+/// Whether two sorted lists share an element.
+pub fn sorted_intersect(a: &[u32], b: &[u32]) -> bool {
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => return true,
+        }
+    }
+    false
+}
+
+impl LabeledSet {
+    /// The official train/test split, each part optionally subsampled (uniformly, without
+    /// replacement) to at most `max_train` / `max_test` rows. Ascending index lists.
+    pub fn official_split(
+        &self,
+        max_train: Option<usize>,
+        max_test: Option<usize>,
+        rng: &mut Rng,
+    ) -> Result<(Vec<usize>, Vec<usize>), CoreError> {
+        let Some(p) = &self.partition else {
+            return Err(CoreError::Invalid(
+                "split = \"official\" needs a data set with an official train/test partition"
+                    .into(),
+            ));
+        };
+        let pick = |part: Partition, max: Option<usize>, rng: &mut Rng| {
+            let mut rows: Vec<usize> = (0..p.len()).filter(|&i| p[i] == part).collect();
+            if let Some(m) = max.filter(|&m| m < rows.len()) {
+                rows.shuffle(rng);
+                rows.truncate(m);
+                rows.sort_unstable();
+            }
+            rows
+        };
+        let train = pick(Partition::Train, max_train, rng);
+        let test = pick(Partition::Test, max_test, rng);
+        if train.is_empty() || test.is_empty() {
+            return Err(CoreError::Invalid(
+                "the official split has an empty part".into(),
+            ));
+        }
+        Ok((train, test))
+    }
+}
+
 /// Split `rows` (indices into `set`) per class into a fitting part and a validation part
 /// holding `round(fraction * class size)` rows of each class (the papers' 80/20 split of the
 /// training set: 32 + 8 of 40). Returned lists are ascending.
@@ -276,6 +358,35 @@ mod tests {
         ));
         let (fit, val) = holdout_per_class(&s, &tr, 0.25, &mut seeded(2));
         assert_eq!((fit.len(), val.len()), (9, 3));
+    }
+
+    #[test]
+    fn multi_label_relevance_and_official_split() {
+        let rows: Vec<Vec<f64>> = (0..4).map(|i| vec![i as f64 + 1.0]).collect();
+        let mut s = LabeledSet::from_dense_rows(&rows, vec![0, 0, 1, 1], 2)
+            .with_relevance(vec![vec![3, 1], vec![2], vec![1, 5], vec![]])
+            .unwrap();
+        assert!(s.relevant(0, &s, 2) && !s.relevant(0, &s, 1) && !s.relevant(3, &s, 3));
+        let sub = s.select(&[2, 0]);
+        assert_eq!(sub.relevance.as_ref().unwrap()[0], vec![1, 5]);
+        assert!(s.official_split(None, None, &mut seeded(1)).is_err());
+        s.partition = Some(vec![
+            Partition::Train,
+            Partition::Test,
+            Partition::Train,
+            Partition::Test,
+        ]);
+        assert_eq!(
+            s.official_split(None, None, &mut seeded(1)).unwrap(),
+            (vec![0, 2], vec![1, 3])
+        );
+        let (tr, te) = s.official_split(Some(1), Some(1), &mut seeded(1)).unwrap();
+        assert_eq!((tr.len(), te.len()), (1, 1));
+        assert!(
+            LabeledSet::from_dense_rows(&rows, vec![0; 4], 1)
+                .with_relevance(vec![])
+                .is_err()
+        );
     }
 
     #[test]

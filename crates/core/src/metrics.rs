@@ -76,7 +76,8 @@ pub struct Retrieval {
     pub queries: usize,
 }
 
-/// Rank `database` for every row of `queries` under `model`, with relevance = same label.
+/// Rank `database` for every row of `queries` under `model`, with relevance = same label (or
+/// intersecting label lists for multi-label sets, see [`LabeledSet::relevant`]).
 /// When `same_set` is true the two are the same set and each query is excluded from its own
 /// ranking (the papers' protocol: "rank all other test images"). Queries are scored in
 /// parallel; the averages are summed in query order, so the result does not depend on the
@@ -96,9 +97,8 @@ pub fn evaluate_retrieval(
             |(scores, relevant), q| {
                 let row = queries.x.outer_view(q).expect("query row");
                 model.score_with_terms(row, &database.x, &terms, scores);
-                let label = queries.labels[q];
-                for (r, &l) in relevant.iter_mut().zip(&database.labels) {
-                    *r = l == label;
+                for (j, r) in relevant.iter_mut().enumerate() {
+                    *r = queries.relevant(q, database, j);
                 }
                 rank_query(scores, relevant, same_set.then_some(q), k_max)
             },

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Version of the cell result format; part of every cell key.
-pub const RESULT_FORMAT_VERSION: u32 = 1;
+pub const RESULT_FORMAT_VERSION: u32 = 2;
 
 /// One measurement of a cell.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -48,6 +48,9 @@ pub struct CellResult {
     pub wall_seconds: f64,
     /// Steps chosen by early stopping.
     pub selected_step: Option<u64>,
+    /// Parameters chosen on the hold-out among the solver's `tune` candidates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tuned: Option<serde_json::Value>,
     pub git_commit: String,
     pub dyad_version: String,
     pub records: Vec<Record>,
@@ -165,6 +168,7 @@ mod tests {
             eval_seconds: 0.1,
             wall_seconds: 0.7,
             selected_step: None,
+            tuned: None,
             git_commit: "c".into(),
             dyad_version: "0".into(),
             records: vec![Record {

@@ -12,8 +12,9 @@ use crate::cache::RESULT_FORMAT_VERSION;
 use crate::data::{DataContext, Resolved, provider};
 use crate::profile::{Profile, resolve_value};
 use crate::registry::{self, RANKING_TASK, fingerprint};
+use crate::spec::SplitKind;
 use crate::spec::{LoadedSpec, SpecError, table_of};
-use crate::tasks::ranking::RankingCell;
+use crate::tasks::ranking::{RankingCell, SplitCell};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
@@ -37,6 +38,9 @@ pub struct SolverInstance {
     pub canonical: serde_json::Value,
     pub fingerprint: String,
     pub iterative: bool,
+    /// Candidate parameters tuned inside each cell (empty: nothing to tune). Each is the full
+    /// parameter table (fixed parameters and grid point included).
+    pub tune: Vec<toml::Value>,
 }
 
 /// One unit of work.
@@ -73,7 +77,9 @@ impl Plan {
         let mut r = self.ranking.clone();
         if !solver.iterative {
             r.checkpoints.clear();
-            r.early_stopping = None;
+            if solver.tune.is_empty() {
+                r.early_stopping = None;
+            }
         }
         r
     }
@@ -119,9 +125,19 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
         .ranking
         .as_ref()
         .expect("validated: ranking task present");
+    let at = |v: &Option<crate::profile::PerProfile<usize>>| v.as_ref().map(|v| *v.at(profile));
+    let split = match r.split {
+        SplitKind::PerClass => SplitCell::PerClass {
+            train: at(&r.train_per_class).expect("validated"),
+            test: at(&r.test_per_class).expect("validated"),
+        },
+        SplitKind::Official => SplitCell::Official {
+            max_train: at(&r.max_train),
+            max_test: at(&r.max_test),
+        },
+    };
     let ranking = RankingCell {
-        train_per_class: *r.train_per_class.at(profile),
-        test_per_class: *r.test_per_class.at(profile),
+        split,
         evaluate: r.evaluate.clone(),
         k_max: r.k_max,
         precision_at_every_checkpoint: r.precision_at_every_checkpoint,
@@ -197,6 +213,29 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
                     format!("key `solvers.params` of `{}`: {e}", entry.name),
                 )
             })?;
+            let mut tune = Vec::new();
+            let mut tune_canonical = Vec::new();
+            for candidate in grid_points(&resolve_table(table_of(&sv.tune, at).0, profile)) {
+                if candidate.is_empty() {
+                    continue;
+                }
+                let mut full = params.as_table().cloned().unwrap_or_default();
+                full.extend(candidate);
+                let full = toml::Value::Table(full);
+                let b = (entry.build)(full.clone()).map_err(|e| {
+                    spec.error_at(
+                        params_at,
+                        format!("key `solvers.tune` of `{}`: {e}", entry.name),
+                    )
+                })?;
+                tune_canonical.push(b.canonical);
+                tune.push(full);
+            }
+            let canonical = if tune.is_empty() {
+                built.canonical
+            } else {
+                serde_json::json!({ "params": built.canonical, "tune": tune_canonical })
+            };
             let base_label = sv.label.clone().unwrap_or_else(|| entry.label.to_string());
             let label = if suffix.is_empty() {
                 base_label
@@ -207,9 +246,10 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
                 name: entry.name,
                 label,
                 params,
-                canonical: built.canonical,
+                canonical,
                 fingerprint: fp.clone(),
                 iterative: built.learner.is_iterative(),
+                tune,
             });
         }
     }

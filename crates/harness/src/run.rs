@@ -3,7 +3,7 @@
 //! skipped, and a data set is loaded only if one of its cells must run.
 
 use crate::cache::{Cache, CellResult, RESULT_FORMAT_VERSION};
-use crate::data::Data;
+use crate::data::{self, Data};
 use crate::plan::Plan;
 use crate::provenance::{DYAD_VERSION, git_commit};
 use crate::registry;
@@ -181,19 +181,36 @@ fn run_cell(plan: &Plan, ci: usize, data: &Data, start: Instant) -> Result<CellR
     let cell = &plan.cells[ci];
     let sv = &plan.solvers[cell.solver];
     let d = &plan.datasets[cell.dataset];
-    let Data::Labeled(data) = data else {
-        return Err(format!(
-            "the label-ranking task needs labelled examples, but `{}` ({}) is {}",
-            d.id,
-            d.resolved.name,
-            data.kind()
-        ));
+    let converted;
+    let data = match data {
+        Data::Labeled(s) => s,
+        Data::MultiLabel(m) => {
+            converted = data::multi_label_for_ranking(m).map_err(|e| e.to_string())?;
+            &converted
+        }
+        Data::Expression(_) => {
+            return Err(format!(
+                "the label-ranking task needs labelled examples, but `{}` ({}) is {}",
+                d.id,
+                d.resolved.name,
+                data.kind()
+            ));
+        }
     };
     let entry = registry::solver(sv.name).ok_or("solver vanished from registry")?;
-    let built = (entry.build)(sv.params.clone())?;
+    let built: Vec<_> = if sv.tune.is_empty() {
+        vec![(entry.build)(sv.params.clone())?]
+    } else {
+        sv.tune
+            .iter()
+            .map(|t| (entry.build)(t.clone()))
+            .collect::<Result<_, _>>()?
+    };
+    let learners: Vec<&dyn dyad_algorithms::Learner> =
+        built.iter().map(|b| b.learner.as_ref()).collect();
     let out = ranking::run(
         data,
-        built.learner.as_ref(),
+        &learners,
         &plan.ranking_for(sv),
         plan.seed,
         cell.repeat,
@@ -215,6 +232,7 @@ fn run_cell(plan: &Plan, ci: usize, data: &Data, start: Instant) -> Result<CellR
         eval_seconds: out.eval_seconds,
         wall_seconds: start.elapsed().as_secs_f64(),
         selected_step: out.selected_step,
+        tuned: out.selected_candidate.map(|i| built[i].canonical.clone()),
         git_commit: git_commit().to_string(),
         dyad_version: DYAD_VERSION.to_string(),
         records: out.records,

@@ -111,8 +111,21 @@ impl Checkpoints {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RankingProtocol {
-    pub train_per_class: PerProfile<usize>,
-    pub test_per_class: PerProfile<usize>,
+    /// How training and test rows are drawn (default `"per-class"`).
+    #[serde(default)]
+    pub split: SplitKind,
+    /// `split = "per-class"`: training rows per class.
+    #[serde(default)]
+    pub train_per_class: Option<PerProfile<usize>>,
+    /// `split = "per-class"`: test rows per class.
+    #[serde(default)]
+    pub test_per_class: Option<PerProfile<usize>>,
+    /// `split = "official"`: at most this many training rows (uniformly subsampled).
+    #[serde(default)]
+    pub max_train: Option<PerProfile<usize>>,
+    /// `split = "official"`: at most this many test rows (uniformly subsampled).
+    #[serde(default)]
+    pub max_test: Option<PerProfile<usize>>,
     /// Sets evaluated at every checkpoint: `"train"` and/or `"test"`.
     #[serde(default = "default_evaluate")]
     pub evaluate: Vec<EvalSet>,
@@ -126,6 +139,18 @@ pub struct RankingProtocol {
     /// on the whole training set for that many steps (§7.1).
     #[serde(default)]
     pub early_stopping: Option<EarlyStopping>,
+}
+
+/// How a repeat draws its training and test rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SplitKind {
+    /// `train_per_class` and `test_per_class` rows of every class, drawn per repeat (from the
+    /// official parts when the data set has them).
+    #[default]
+    PerClass,
+    /// The data set's official training and test parts (optionally subsampled).
+    Official,
 }
 
 fn default_evaluate() -> Vec<EvalSet> {
@@ -173,6 +198,11 @@ pub struct SolverSpec {
     /// Parameter grid: every value is an array; one cell per combination.
     #[serde(default)]
     pub grid: Option<Spanned<toml::Table>>,
+    /// Hyper-parameters chosen inside each cell: every value is an array; the combination
+    /// with the best validation mAP on the hold-out of `early_stopping` is retrained on the
+    /// whole training set (the papers' per-split cross-validation of ω, η).
+    #[serde(default)]
+    pub tune: Option<Spanned<toml::Table>>,
 }
 
 /// An optional spanned table: its content (empty when absent) and its byte offset (or
@@ -507,16 +537,47 @@ impl LoadedSpec {
                 return Err(self.error(format!("key `protocol.checkpoints` ({p}): {e}")));
             }
         }
-        if let Some(r) = &s.protocol.ranking
-            && let Some(es) = &r.early_stopping
-            && !(es.validation_fraction > 0.0 && es.validation_fraction < 1.0)
-        {
-            return Err(self.error(
-                "key `protocol.ranking.early_stopping.validation_fraction`: must be in (0, 1)"
-                    .into(),
-            ));
+        if let Some(r) = &s.protocol.ranking {
+            if let Some(es) = &r.early_stopping
+                && !(es.validation_fraction > 0.0 && es.validation_fraction < 1.0)
+            {
+                return Err(self.error(
+                    "key `protocol.ranking.early_stopping.validation_fraction`: must be in (0, 1)"
+                        .into(),
+                ));
+            }
+            let per_class = r.train_per_class.is_some() && r.test_per_class.is_some();
+            match r.split {
+                SplitKind::PerClass if !per_class => {
+                    return Err(self.error(
+                        "key `protocol.ranking`: split = \"per-class\" needs `train_per_class` and `test_per_class`".into(),
+                    ));
+                }
+                SplitKind::Official
+                    if r.train_per_class.is_some() || r.test_per_class.is_some() =>
+                {
+                    return Err(self.error(
+                        "key `protocol.ranking`: split = \"official\" takes `max_train`/`max_test`, not per-class counts".into(),
+                    ));
+                }
+                _ => {}
+            }
+            if r.early_stopping.is_none() && s.solvers.iter().any(|sv| sv.tune.is_some()) {
+                return Err(self.error(
+                    "key `solvers.tune`: tuning needs `protocol.ranking.early_stopping` (its hold-out)".into(),
+                ));
+            }
         }
         for sv in &s.solvers {
+            let (tune, at) = table_of(&sv.tune, sv.name.span().start);
+            for (k, v) in &tune {
+                if !v.is_array() || v.as_array().is_some_and(|a| a.is_empty()) {
+                    return Err(self.error_at(
+                        at,
+                        format!("key `solvers.tune.{k}`: values must be non-empty arrays"),
+                    ));
+                }
+            }
             let (grid, at) = table_of(&sv.grid, sv.name.span().start);
             let (params, _) = table_of(&sv.params, 0);
             for (k, v) in &grid {

@@ -393,3 +393,66 @@ fn every_committed_spec_parses_and_plans_at_both_profiles() {
         }
     }
 }
+
+#[test]
+fn tuned_parameters_are_chosen_on_the_hold_out_and_recorded() {
+    let spec = SPEC
+        .replace("params = { c = 0.1 }", "tune = { c = [0.001, 0.5] }")
+        .replace(
+            "k_max = 5",
+            "k_max = 5\nearly_stopping = { validation_fraction = 0.3 }",
+        );
+    let f = fixture(&spec);
+    let (plans, s) = plan_and_run(&f.ws, 2);
+    assert!(s.ok(), "{:?}", s.failed);
+    let res = ExperimentResults::load(&plans[0], &f.ws.cache());
+    let oasis: Vec<_> = res
+        .cells
+        .iter()
+        .flatten()
+        .filter(|c| c.solver == "oasis")
+        .collect();
+    assert_eq!(oasis.len(), 2);
+    for c in oasis {
+        let tuned = c.tuned.as_ref().expect("a tuned choice");
+        assert!(
+            [0.001, 0.5].contains(&tuned["c"].as_f64().unwrap()),
+            "{tuned}"
+        );
+        assert!(c.selected_step.is_some());
+        assert!(c.records.iter().any(|r| r.set == "validation"));
+    }
+    // Tuning without a hold-out is a spec error.
+    let bad = fixture(&SPEC.replace("params = { c = 0.1 }", "tune = { c = [0.1, 1.0] }"));
+    let e = bad.ws.select_specs(&[]).err().unwrap().to_string();
+    assert!(e.contains("tuning needs"), "{e}");
+}
+
+#[test]
+fn the_official_split_uses_the_data_sets_own_parts() {
+    let spec = SPEC
+        .replace(
+            "name = \"caltech256-standin\"\nparams = { classes = 4, per_class = 12, dim = 200, seed = 5 }",
+            "name = \"mnist-standin\"\nparams = { train = 60, test = 30 }",
+        )
+        .replace("train_per_class = 7\ntest_per_class = 5", "split = \"official\"\nmax_train = 40");
+    let f = fixture(&spec);
+    let (plans, s) = plan_and_run(&f.ws, 2);
+    assert!(s.ok(), "{:?}", s.failed);
+    let res = ExperimentResults::load(&plans[0], &f.ws.cache());
+    // 30 official test rows, each query ranking the 29 others: chance = relevant / 29.
+    let chance = res.cells[0]
+        .as_ref()
+        .unwrap()
+        .records
+        .iter()
+        .find(|r| r.metric == "chance" && r.set == "test")
+        .unwrap()
+        .value;
+    assert!(((chance * 29.0) - 2.0).abs() < 1e-9, "{chance}");
+    let e = fixture(&SPEC.replace(
+        "train_per_class = 7\ntest_per_class = 5",
+        "split = \"official\"",
+    ));
+    assert!(e.ws.select_specs(&[]).is_ok());
+}

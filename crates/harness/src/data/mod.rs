@@ -90,6 +90,13 @@ impl Data {
     }
 }
 
+/// Multi-label data as a ranking set: the primary label of each row is its leaf (per-class
+/// splits draw per leaf), and two rows are relevant iff their label lists intersect.
+pub fn multi_label_for_ranking(m: &MultiLabelSet) -> Result<LabeledSet, dyad_core::CoreError> {
+    let names = (0..m.n_leaves).map(|l| format!("leaf{l}")).collect();
+    LabeledSet::new(m.x.clone(), m.leaf.clone(), names, None)?.with_relevance(m.labels.clone())
+}
+
 /// Loads the data of a resolved data set.
 pub type Loader = Arc<dyn Fn() -> Result<Arc<Data>, DataError> + Send + Sync>;
 

@@ -14,11 +14,24 @@ use dyad_core::{Checkpoint, Control, LabeledSet, Observer, Schedule, Scorer, der
 use serde::Serialize;
 use std::time::Instant;
 
+/// How a repeat draws its rows, resolved for a profile.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SplitCell {
+    PerClass {
+        train: usize,
+        test: usize,
+    },
+    Official {
+        max_train: Option<usize>,
+        max_test: Option<usize>,
+    },
+}
+
 /// The protocol of one cell, resolved for a profile (hashed into the cell key).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RankingCell {
-    pub train_per_class: usize,
-    pub test_per_class: usize,
+    pub split: SplitCell,
     pub evaluate: Vec<EvalSet>,
     pub k_max: usize,
     pub precision_at_every_checkpoint: bool,
@@ -35,6 +48,8 @@ pub struct RankingOutput {
     pub selection_seconds: f64,
     pub eval_seconds: f64,
     pub selected_step: Option<u64>,
+    /// The tuned parameters chosen on the hold-out (index into the candidates).
+    pub selected_candidate: Option<usize>,
 }
 
 /// Evaluates each reported model on a list of named sets, off the solver clock.
@@ -84,61 +99,91 @@ impl Observer for Evaluator<'_> {
     }
 }
 
-/// Run one cell of the label-ranking task.
+/// Run one cell of the label-ranking task. `candidates` are the learners to choose from on
+/// the hold-out (one when nothing is tuned); with early stopping the choice also covers the
+/// number of steps of iterative learners.
 pub fn run(
     data: &LabeledSet,
-    learner: &dyn Learner,
+    candidates: &[&dyn Learner],
     cell: &RankingCell,
     seed: u64,
     repeat: u32,
 ) -> Result<RankingOutput, AlgoError> {
     let mut split_rng = seeded(derive_seed(seed, &format!("split/{repeat}")));
-    let (train_idx, test_idx) =
-        data.per_class_split(cell.train_per_class, cell.test_per_class, &mut split_rng)?;
+    let (train_idx, test_idx) = match cell.split {
+        SplitCell::PerClass { train, test } => data.per_class_split(train, test, &mut split_rng)?,
+        SplitCell::Official {
+            max_train,
+            max_test,
+        } => data.official_split(max_train, max_test, &mut split_rng)?,
+    };
     let train = data.select(&train_idx);
     let test = data.select(&test_idx);
     let solver_seed = derive_seed(seed, &format!("solver/{repeat}"));
     let mut out = RankingOutput::default();
-
-    let checkpoints = if learner.is_iterative() {
+    let iterative = candidates[0].is_iterative();
+    let checkpoints = if iterative {
         Schedule::new(cell.checkpoints.clone())
     } else {
         Schedule::new(vec![0])
     };
-    let final_schedule = match (&cell.early_stopping, learner.is_iterative()) {
-        (Some(es), true) => {
+
+    let select = cell
+        .early_stopping
+        .as_ref()
+        .filter(|_| iterative || candidates.len() > 1);
+    let (chosen, final_schedule) = match select {
+        Some(es) => {
             let mut rng = seeded(derive_seed(seed, &format!("holdout/{repeat}")));
             let all: Vec<usize> = (0..train.n()).collect();
             let (fit, val) = holdout_per_class(&train, &all, es.validation_fraction, &mut rng);
             let (fit, val) = (train.select(&fit), train.select(&val));
-            let mut ev = Evaluator {
-                sets: vec![("validation", &val)],
-                k_max: cell.k_max,
-                every_precision: false,
-                map_only: true,
-                final_step: None,
-                records: Vec::new(),
-                eval_seconds: 0.0,
-                last_seconds: 0.0,
-                chance_done: true,
-            };
-            learner.fit(&fit, &checkpoints, &mut seeded(solver_seed), &mut ev)?;
-            // The first step with the best validation mAP.
-            let best = ev
-                .records
-                .iter()
-                .fold(None::<&Record>, |b, r| match b {
-                    Some(b) if b.value >= r.value => Some(b),
-                    _ => Some(r),
-                })
-                .map_or(0, |r| r.step);
-            out.selection_seconds = ev.last_seconds;
-            out.eval_seconds += ev.eval_seconds;
-            out.records.append(&mut ev.records);
-            out.selected_step = Some(best);
-            Schedule::last_only(best)
+            // (validation mAP, candidate, step): the best, first candidate and earliest step
+            // winning ties.
+            let mut best: Option<(f64, usize, u64)> = None;
+            for (ci, learner) in candidates.iter().enumerate() {
+                let mut ev = Evaluator {
+                    sets: vec![("validation", &val)],
+                    k_max: cell.k_max,
+                    every_precision: false,
+                    map_only: true,
+                    final_step: None,
+                    records: Vec::new(),
+                    eval_seconds: 0.0,
+                    last_seconds: 0.0,
+                    chance_done: true,
+                };
+                learner.fit(&fit, &checkpoints, &mut seeded(solver_seed), &mut ev)?;
+                out.selection_seconds += ev.last_seconds;
+                out.eval_seconds += ev.eval_seconds;
+                for r in &ev.records {
+                    if best.is_none_or(|(v, _, _)| r.value > v) {
+                        best = Some((r.value, ci, r.step));
+                    }
+                }
+                if candidates.len() == 1 || best.is_some_and(|(_, c, _)| c == ci) {
+                    // Keep the validation curve of the (so far) chosen candidate only.
+                    out.records.retain(|r| r.set != "validation");
+                    out.records.extend(ev.records);
+                }
+            }
+            let (_, ci, step) = best.unwrap_or((0.0, 0, 0));
+            if iterative {
+                out.selected_step = Some(step);
+            }
+            if candidates.len() > 1 {
+                out.selected_candidate = Some(ci);
+            }
+            (
+                ci,
+                if iterative {
+                    Schedule::last_only(step)
+                } else {
+                    checkpoints
+                },
+            )
         }
-        _ => checkpoints,
+        None => (0, checkpoints),
     };
 
     let mut sets: Vec<(&'static str, &LabeledSet)> = Vec::new();
@@ -162,7 +207,7 @@ pub fn run(
         last_seconds: 0.0,
         chance_done: false,
     };
-    learner.fit(&train, &final_schedule, &mut seeded(solver_seed), &mut ev)?;
+    candidates[chosen].fit(&train, &final_schedule, &mut seeded(solver_seed), &mut ev)?;
     out.train_seconds = ev.last_seconds;
     out.eval_seconds += ev.eval_seconds;
     out.records.append(&mut ev.records);
