@@ -24,6 +24,8 @@ pub struct DatasetInstance {
     pub id: String,
     /// The registry name the spec asked for.
     pub requested: String,
+    /// The parameters as written in the spec (resolved for the profile).
+    pub spec_params: toml::Table,
     pub resolved: Resolved,
 }
 
@@ -41,6 +43,8 @@ pub struct SolverInstance {
     /// Candidate parameters tuned inside each cell (empty: nothing to tune). Each is the full
     /// parameter table (fixed parameters and grid point included).
     pub tune: Vec<toml::Value>,
+    /// Data set ids this solver runs on (empty: all).
+    pub datasets: Vec<String>,
 }
 
 /// One unit of work.
@@ -174,6 +178,7 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
         datasets.push(DatasetInstance {
             id: d.id.clone(),
             requested: p.name.to_string(),
+            spec_params: params,
             resolved,
         });
     }
@@ -250,6 +255,7 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
                 fingerprint: fp.clone(),
                 iterative: built.learner.is_iterative(),
                 tune,
+                datasets: sv.datasets.clone(),
             });
         }
     }
@@ -280,6 +286,9 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
     let mut cells = Vec::new();
     for (di, d) in plan.datasets.iter().enumerate() {
         for (si, sv) in plan.solvers.iter().enumerate() {
+            if !sv.datasets.is_empty() && !sv.datasets.contains(&d.id) {
+                continue;
+            }
             let protocol = serde_json::to_value(plan.ranking_for(sv)).expect("serializable");
             for repeat in 0..repeats {
                 let canonical = json!({

@@ -65,6 +65,18 @@ fn fmt_stat(metric: &str, s: &Stat) -> String {
     )
 }
 
+/// The paper's number as printed: value ± sd, or its text (e.g. "*").
+fn paper_value(metric: &str, value: Option<f64>, sd: Option<f64>, text: Option<&str>, scale: f64) -> String {
+    match (value, text) {
+        (_, Some(t)) => t.to_string(),
+        (Some(v), None) => match sd {
+            Some(sd) => format!("{} ± {}", fmt_value(metric, v * scale), fmt_value(metric, sd * scale)),
+            None => fmt_value(metric, v * scale),
+        },
+        (None, None) => "—".into(),
+    }
+}
+
 fn metric_name(metric: &str, k: Option<u32>) -> String {
     match (metric, k) {
         ("map", _) => "mAP".into(),
@@ -176,14 +188,7 @@ pub fn document(sections: &[Section<'_>], profile: Profile) -> Vec<Block> {
                         r.solver.clone(),
                         format!("{} ({})", metric_name(&r.metric, r.k), r.set),
                         ours,
-                        match r.sd {
-                            Some(sd) => format!(
-                                "{} ± {}",
-                                fmt_value(&r.metric, r.value),
-                                fmt_value(&r.metric, sd)
-                            ),
-                            None => fmt_value(&r.metric, r.value),
-                        },
+                        paper_value(&r.metric, r.value, r.sd, r.text.as_deref(), 1.0),
                         r.source.clone(),
                     ]
                 })

@@ -176,6 +176,7 @@ impl<'a> ExperimentResults<'a> {
                             None => continue,
                         }
                     }
+                    XAxis::Param => continue,
                     XAxis::Step | XAxis::Seconds => {
                         if r.k.is_some() {
                             continue;
@@ -198,6 +199,34 @@ impl<'a> ExperimentResults<'a> {
                 Stat::of(&v).map(|y| CurvePoint { x, y })
             })
             .collect()
+    }
+
+    /// One point per data set: x = the data set's numeric parameter `x_param` (as written
+    /// in the spec), y = `metric` (at the last step) over repeats. Data sets where the solver
+    /// has no cached cell or the parameter is not a number are skipped.
+    pub fn param_series(&self, solver: usize, set: &str, metric: &str, x_param: &str) -> Vec<CurvePoint> {
+        let mut points: Vec<CurvePoint> = (0..self.plan.datasets.len())
+            .filter_map(|di| {
+                let d = &self.plan.datasets[di];
+                let x = match d.spec_params.get(x_param)? {
+                    toml::Value::Integer(i) => *i as f64,
+                    toml::Value::Float(f) => *f,
+                    _ => return None,
+                };
+                let sel = Selector {
+                    dataset: Some(d.id.clone()),
+                    solver: Some(self.plan.solvers[solver].label.clone()),
+                    metric: metric.to_string(),
+                    set: set.to_string(),
+                    k: None,
+                    at: At::Last,
+                };
+                let v = self.select(&sel).ok()?;
+                Stat::of(&v).map(|y| CurvePoint { x, y })
+            })
+            .collect();
+        points.sort_by(|a, b| a.x.total_cmp(&b.x));
+        points
     }
 
     /// The tidy table: one row per record, with provenance columns.

@@ -28,6 +28,8 @@ pub struct Spec {
     #[serde(default)]
     pub plots: Vec<PlotSpec>,
     #[serde(default)]
+    pub tables: Vec<TableSpec>,
+    #[serde(default)]
     pub references: Vec<Reference>,
     #[serde(default)]
     pub claims: Vec<Claim>,
@@ -198,6 +200,9 @@ pub struct SolverSpec {
     /// Parameter grid: every value is an array; one cell per combination.
     #[serde(default)]
     pub grid: Option<Spanned<toml::Table>>,
+    /// Data set ids this solver runs on (default: all).
+    #[serde(default)]
+    pub datasets: Vec<String>,
     /// Hyper-parameters chosen inside each cell: every value is an array; the combination
     /// with the best validation mAP on the hold-out of `early_stopping` is retrained on the
     /// whole training set (the papers' per-split cross-validation of ω, η).
@@ -221,6 +226,8 @@ pub enum XAxis {
     Step,
     Seconds,
     K,
+    /// A numeric parameter of the data sets (`x_param`): one point per data set.
+    Param,
 }
 
 /// A figure: one panel per data set, one series per solver (and per set when several).
@@ -240,11 +247,69 @@ pub struct PlotSpec {
     pub y_label: String,
     #[serde(default)]
     pub log_x: bool,
+    #[serde(default)]
+    pub log_y: bool,
+    /// With `x = "param"`: the data-set parameter on the x axis (e.g. `"train_images"`).
+    #[serde(default)]
+    pub x_param: Option<String>,
+    /// With `x = "param"`: fit `y = a x^b` to every series (least squares in log space) and
+    /// show the exponent in the legend.
+    #[serde(default)]
+    pub fit_power: bool,
     /// Draw chance performance as a black dashed line labelled "Random".
     #[serde(default)]
     pub chance: bool,
     #[serde(default)]
     pub y_range: Option<[f64; 2]>,
+    /// Extra series given as numbers (e.g. literature runtimes), drawn dashed.
+    #[serde(default)]
+    pub overlays: Vec<Overlay>,
+}
+
+/// A series of given points (not computed by dyad), e.g. published runtimes.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Overlay {
+    pub label: String,
+    /// `[x, y]` pairs.
+    pub points: Vec<[f64; 2]>,
+    /// Fit `y = a x^exponent` with this fixed exponent through the points and draw it up to
+    /// `extrapolate_to` (e.g. the papers' "projected extrapolation (2nd poly)").
+    #[serde(default)]
+    pub exponent: Option<f64>,
+    #[serde(default)]
+    pub extrapolate_to: Option<f64>,
+    /// Where the numbers come from.
+    pub source: String,
+}
+
+/// A table of our numbers beside the paper's: one row per metric, one column per solver,
+/// one table per data set.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableSpec {
+    pub id: String,
+    pub title: String,
+    pub rows: Vec<TableRow>,
+    /// Column solvers (labels or registry names; default: all).
+    #[serde(default)]
+    pub solvers: Vec<String>,
+    #[serde(default = "default_set")]
+    pub set: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableRow {
+    pub metric: String,
+    #[serde(default)]
+    pub k: Option<u32>,
+    /// Multiply ours and the paper's numbers by this for display (e.g. 1/60 for minutes).
+    #[serde(default)]
+    pub scale: Option<f64>,
+    /// Unit shown in the row name (e.g. "min").
+    #[serde(default)]
+    pub unit: Option<String>,
 }
 
 /// Which step of a cell's records a selector takes.
@@ -307,10 +372,15 @@ pub struct Reference {
     pub k: Option<u32>,
     #[serde(default)]
     pub at: At,
-    pub value: f64,
+    /// The paper's number (fractions for rates; seconds for times).
+    #[serde(default)]
+    pub value: Option<f64>,
     /// The paper's spread (its ± value), when it gives one.
     #[serde(default)]
     pub sd: Option<f64>,
+    /// What the paper prints instead of a number (e.g. `"*"`: took more than 5 days).
+    #[serde(default)]
+    pub text: Option<String>,
     /// Where the number comes from, e.g. `"J-T4"`.
     pub source: String,
 }
@@ -593,6 +663,19 @@ impl LoadedSpec {
                         format!("key `solvers.grid.{k}`: also given in `params`"),
                     ));
                 }
+            }
+        }
+        for sv in &s.solvers {
+            if let Some(bad) = sv.datasets.iter().find(|d| !s.datasets.iter().any(|x| &x.id == *d)) {
+                return Err(self.error_at(
+                    sv.name.span().start,
+                    format!("key `solvers.datasets`: no data set with id \"{bad}\""),
+                ));
+            }
+        }
+        for p in &s.plots {
+            if (p.x == XAxis::Param) != p.x_param.is_some() {
+                return Err(self.error(format!("plot `{}`: `x = \"param\"` goes with `x_param`", p.id)));
             }
         }
         for c in &s.claims {
