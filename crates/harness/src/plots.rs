@@ -2,7 +2,7 @@
 //! series per solver (and per evaluated set), error bars = s.e.m. over repeats, the chance
 //! line where the spec asks for it. Output bytes depend only on the results.
 
-use crate::results::{CurvePoint, ExperimentResults};
+use crate::results::{CurvePoint, ExperimentResults, Stat};
 use crate::spec::{PlotSpec, XAxis};
 use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
@@ -62,6 +62,9 @@ fn panels(res: &ExperimentResults<'_>, plot: &PlotSpec) -> Vec<Panel> {
     } else {
         plot.sets.clone()
     };
+    if let (XAxis::Param, Some(param)) = (plot.x, &plot.x_param) {
+        return vec![param_panel(res, plot, &sets, param)];
+    }
     plan.datasets
         .iter()
         .enumerate()
@@ -105,6 +108,128 @@ fn panels(res: &ExperimentResults<'_>, plot: &PlotSpec) -> Vec<Panel> {
             }
         })
         .collect()
+}
+
+/// Least-squares fit of `log y = log a + b log x`; `None` with fewer than two usable points.
+pub fn power_fit(points: &[(f64, f64)]) -> Option<(f64, f64)> {
+    let logs: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|(x, y)| *x > 0.0 && *y > 0.0)
+        .map(|(x, y)| (x.ln(), y.ln()))
+        .collect();
+    let n = logs.len() as f64;
+    if logs.len() < 2 {
+        return None;
+    }
+    let (mx, my) = (
+        logs.iter().map(|p| p.0).sum::<f64>() / n,
+        logs.iter().map(|p| p.1).sum::<f64>() / n,
+    );
+    let sxx: f64 = logs.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    if sxx == 0.0 {
+        return None;
+    }
+    let b = logs.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum::<f64>() / sxx;
+    Some(((my - b * mx).exp(), b))
+}
+
+/// One panel over all data sets: x = each data set's parameter, one series per solver, plus
+/// the given overlays.
+fn param_panel(
+    res: &ExperimentResults<'_>,
+    plot: &PlotSpec,
+    sets: &[String],
+    param: &str,
+) -> Panel {
+    let plan = res.plan;
+    let set = sets.iter().find(|s| *s == "test").unwrap_or(&sets[0]);
+    let mut series = Vec::new();
+    for (si, sv) in plan.solvers.iter().enumerate() {
+        let points = res.param_series(si, set, &plot.metric, param);
+        if points.is_empty() {
+            continue;
+        }
+        let xy: Vec<(f64, f64)> = points.iter().map(|p| (p.x, p.y.mean)).collect();
+        let name = match power_fit(&xy).filter(|_| plot.fit_power) {
+            Some((_, b)) => format!("{} (slope {b:.2})", sv.label),
+            None => sv.label.clone(),
+        };
+        series.push(Series {
+            name,
+            color: PALETTE[si % PALETTE.len()],
+            dashed: false,
+            points,
+        });
+    }
+    for (oi, o) in plot.overlays.iter().enumerate() {
+        let color = PALETTE[(plan.solvers.len() + oi) % PALETTE.len()];
+        let mut points: Vec<CurvePoint> = o
+            .points
+            .iter()
+            .map(|&[x, y]| CurvePoint {
+                x,
+                y: Stat {
+                    mean: y,
+                    sd: 0.0,
+                    sem: 0.0,
+                    n: 1,
+                },
+            })
+            .collect();
+        series.push(Series {
+            name: o.label.clone(),
+            color,
+            dashed: false,
+            points: points.clone(),
+        });
+        if let (Some(e), Some(to)) = (o.exponent, o.extrapolate_to) {
+            // y = a x^e through the points (least squares for a in log space).
+            let a = (o
+                .points
+                .iter()
+                .map(|&[x, y]| y.ln() - e * x.ln())
+                .sum::<f64>()
+                / o.points.len() as f64)
+                .exp();
+            let from = o.points.iter().map(|p| p[0]).fold(f64::INFINITY, f64::min);
+            points = (0..=24)
+                .map(|i| {
+                    let x = from * (to / from).powf(i as f64 / 24.0);
+                    CurvePoint {
+                        x,
+                        y: Stat {
+                            mean: a * x.powf(e),
+                            sd: 0.0,
+                            sem: 0.0,
+                            n: 1,
+                        },
+                    }
+                })
+                .collect();
+            series.push(Series {
+                name: format!("{} extrapolated (x^{e})", o.label),
+                color,
+                dashed: true,
+                points,
+            });
+        }
+    }
+    let synthetic: Vec<&str> = plan
+        .datasets
+        .iter()
+        .filter(|d| d.resolved.synthetic)
+        .map(|d| d.id.as_str())
+        .collect();
+    let caption = if synthetic.is_empty() {
+        "all data sets".to_string()
+    } else {
+        format!("SYNTHETIC stand-in data: {}", synthetic.join(", "))
+    };
+    Panel {
+        caption,
+        series,
+        chance: None,
+    }
 }
 
 /// Draw `plot` for `res` into `<dir>/<stem>.svg` and `.png`; returns both paths.
@@ -188,6 +313,21 @@ fn bounds(plot: &PlotSpec, panel: &Panel) -> ((f64, f64), (f64, f64)) {
     }
     let y = match plot.y_range {
         Some([a, b]) => (a, b),
+        None if plot.log_y => {
+            let ys: Vec<f64> = panel
+                .series
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p.y.mean))
+                .filter(|&y| y > 0.0)
+                .collect();
+            let lo = ys.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            if lo.is_finite() && hi > lo {
+                (lo / 2.0, hi * 2.0)
+            } else {
+                (0.1, 10.0)
+            }
+        }
         None => {
             let ys = panel.series.iter().flat_map(|s| {
                 s.points
@@ -217,29 +357,27 @@ fn draw_panel<DB: DrawingBackend>(
         .caption(&panel.caption, ("sans-serif", 16))
         .margin(12)
         .x_label_area_size(42)
-        .y_label_area_size(58);
-    if plot.log_x {
-        let mut chart = builder.build_cartesian_2d((x0..x1).log_scale(), y0..y1)?;
-        chart
-            .configure_mesh()
-            .x_desc(&plot.x_label)
-            .y_desc(&plot.y_label)
-            .x_label_formatter(&|x| tick(*x))
-            .label_style(("sans-serif", 13))
-            .light_line_style(WHITE.mix(0.0))
-            .draw()?;
-        draw_series(&mut chart, panel, plot, (x0, x1))
-    } else {
-        let mut chart = builder.build_cartesian_2d(x0..x1, y0..y1)?;
-        chart
-            .configure_mesh()
-            .x_desc(&plot.x_label)
-            .y_desc(&plot.y_label)
-            .x_label_formatter(&|x| tick(*x))
-            .label_style(("sans-serif", 13))
-            .light_line_style(WHITE.mix(0.0))
-            .draw()?;
-        draw_series(&mut chart, panel, plot, (x0, x1))
+        .y_label_area_size(64);
+    macro_rules! chart {
+        ($x:expr, $y:expr) => {{
+            let mut chart = builder.build_cartesian_2d($x, $y)?;
+            chart
+                .configure_mesh()
+                .x_desc(&plot.x_label)
+                .y_desc(&plot.y_label)
+                .x_label_formatter(&|x| tick(*x))
+                .y_label_formatter(&|y| tick(*y))
+                .label_style(("sans-serif", 13))
+                .light_line_style(WHITE.mix(0.0))
+                .draw()?;
+            draw_series(&mut chart, panel, plot, (x0, x1))
+        }};
+    }
+    match (plot.log_x, plot.log_y) {
+        (false, false) => chart!(x0..x1, y0..y1),
+        (true, false) => chart!((x0..x1).log_scale(), y0..y1),
+        (false, true) => chart!(x0..x1, (y0..y1).log_scale()),
+        (true, true) => chart!((x0..x1).log_scale(), (y0..y1).log_scale()),
     }
 }
 
@@ -260,8 +398,8 @@ fn tick(x: f64) -> String {
     }
 }
 
-fn draw_series<'a, DB, X>(
-    chart: &mut ChartContext<'a, DB, Cartesian2d<X, plotters::coord::types::RangedCoordf64>>,
+fn draw_series<'a, DB, X, Y>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
     panel: &Panel,
     plot: &PlotSpec,
     (x0, x1): (f64, f64),
@@ -269,6 +407,7 @@ fn draw_series<'a, DB, X>(
 where
     DB: DrawingBackend + 'a,
     X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
 {
     for s in &panel.series {
         let style = s.color.stroke_width(2);
@@ -278,11 +417,12 @@ where
             .filter(|p| !plot.log_x || p.x > 0.0)
             .collect();
         // A series with one point (a baseline without training steps) spans the x range.
-        let line: Vec<(f64, f64)> = if pts.len() == 1 && plot.x != XAxis::K {
-            vec![(x0, pts[0].y.mean), (x1, pts[0].y.mean)]
-        } else {
-            pts.iter().map(|p| (p.x, p.y.mean)).collect()
-        };
+        let line: Vec<(f64, f64)> =
+            if pts.len() == 1 && matches!(plot.x, XAxis::Step | XAxis::Seconds) {
+                vec![(x0, pts[0].y.mean), (x1, pts[0].y.mean)]
+            } else {
+                pts.iter().map(|p| (p.x, p.y.mean)).collect()
+            };
         let color = s.color;
         let dashed = s.dashed;
         let legend = move |(x, y): (i32, i32)| -> DynElement<'static, DB, (i32, i32)> {
@@ -304,16 +444,20 @@ where
                 .label(&s.name)
                 .legend(legend);
         }
-        chart.draw_series(pts.iter().filter(|p| p.y.sem > 0.0).map(|p| {
-            ErrorBar::new_vertical(
-                p.x,
-                p.y.mean - p.y.sem,
-                p.y.mean,
-                p.y.mean + p.y.sem,
-                color.stroke_width(1),
-                6,
-            )
-        }))?;
+        chart.draw_series(
+            pts.iter()
+                .filter(|p| p.y.sem > 0.0 && (!plot.log_y || p.y.mean > p.y.sem))
+                .map(|p| {
+                    ErrorBar::new_vertical(
+                        p.x,
+                        p.y.mean - p.y.sem,
+                        p.y.mean,
+                        p.y.mean + p.y.sem,
+                        color.stroke_width(1),
+                        6,
+                    )
+                }),
+        )?;
     }
     if let Some(c) = panel.chance {
         let black = BLACK.stroke_width(2);

@@ -5,6 +5,8 @@
 
 use dyad_algorithms::Learner;
 use dyad_algorithms::baselines::euclidean::EuclideanConfig;
+use dyad_algorithms::baselines::lego::LegoConfig;
+use dyad_algorithms::baselines::mcml::McmlConfig;
 use dyad_algorithms::oasis::{DissimOasisConfig, OasisConfig, OasisParallelConfig};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -100,6 +102,34 @@ pub static SOLVERS: &[SolverEntry] = &[
             LOOP[2],
         ],
         build: build::<OasisParallelConfig>,
+    },
+    SolverEntry {
+        name: "mcml",
+        label: "MCML",
+        description: "Metric learning by collapsing classes (Globerson & Roweis 2006), projected gradient",
+        sources: &[
+            "algorithms/src/baselines/mcml.rs",
+            "algorithms/src/metric.rs",
+            "algorithms/src/linalg.rs",
+            LOOP[0],
+            LOOP[1],
+            LOOP[2],
+        ],
+        build: build::<McmlConfig>,
+    },
+    SolverEntry {
+        name: "lego",
+        label: "LEGO",
+        description: "LogDet exact gradient online metric learning (Jain et al. 2008), relative-distance targets",
+        sources: &[
+            "algorithms/src/baselines/lego.rs",
+            "algorithms/src/metric.rs",
+            "core/src/sampling.rs",
+            LOOP[0],
+            LOOP[1],
+            LOOP[2],
+        ],
+        build: build::<LegoConfig>,
     },
     SolverEntry {
         name: "euclidean",

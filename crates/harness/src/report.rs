@@ -66,11 +66,21 @@ fn fmt_stat(metric: &str, s: &Stat) -> String {
 }
 
 /// The paper's number as printed: value ± sd, or its text (e.g. "*").
-fn paper_value(metric: &str, value: Option<f64>, sd: Option<f64>, text: Option<&str>, scale: f64) -> String {
+fn paper_value(
+    metric: &str,
+    value: Option<f64>,
+    sd: Option<f64>,
+    text: Option<&str>,
+    scale: f64,
+) -> String {
     match (value, text) {
         (_, Some(t)) => t.to_string(),
         (Some(v), None) => match sd {
-            Some(sd) => format!("{} ± {}", fmt_value(metric, v * scale), fmt_value(metric, sd * scale)),
+            Some(sd) => format!(
+                "{} ± {}",
+                fmt_value(metric, v * scale),
+                fmt_value(metric, sd * scale)
+            ),
             None => fmt_value(metric, v * scale),
         },
         (None, None) => "—".into(),
@@ -163,6 +173,10 @@ pub fn document(sections: &[Section<'_>], profile: Profile) -> Vec<Block> {
             });
         }
         doc.push(summary_table(res));
+        for t in &spec.tables {
+            doc.push(Block::Para(format!("{} (ours / paper):", t.title)));
+            doc.extend(pivot_tables(res, t));
+        }
         if !spec.references.is_empty() {
             doc.push(Block::Para("Our numbers beside the paper's:".into()));
             let rows = spec
@@ -264,6 +278,91 @@ pub fn document(sections: &[Section<'_>], profile: Profile) -> Vec<Block> {
         }
     }
     doc
+}
+
+/// A `[[tables]]` spec: per data set, rows = metrics, columns = solvers, each cell our mean
+/// ± SD beside the paper's number.
+fn pivot_tables(res: &ExperimentResults<'_>, t: &crate::spec::TableSpec) -> Vec<Block> {
+    let plan = res.plan;
+    let columns: Vec<usize> = if t.solvers.is_empty() {
+        (0..plan.solvers.len()).collect()
+    } else {
+        t.solvers
+            .iter()
+            .flat_map(|n| res.solvers_named(n))
+            .collect()
+    };
+    plan.datasets
+        .iter()
+        .map(|d| {
+            let mut head = vec![format!(
+                "{}{}",
+                d.id,
+                if d.resolved.synthetic {
+                    " (SYNTHETIC)"
+                } else {
+                    ""
+                }
+            )];
+            head.extend(columns.iter().map(|&c| plan.solvers[c].label.clone()));
+            let rows = t
+                .rows
+                .iter()
+                .map(|row| {
+                    let scale = row.scale.unwrap_or(1.0);
+                    let mut cells = vec![format!(
+                        "{}{}",
+                        metric_name(&row.metric, row.k),
+                        row.unit
+                            .as_ref()
+                            .map(|u| format!(" ({u})"))
+                            .unwrap_or_default()
+                    )];
+                    for &c in &columns {
+                        let sv = &plan.solvers[c];
+                        let ours = res
+                            .select(&Selector {
+                                dataset: Some(d.id.clone()),
+                                solver: Some(sv.label.clone()),
+                                metric: row.metric.clone(),
+                                set: t.set.clone(),
+                                k: row.k,
+                                at: At::Last,
+                            })
+                            .ok()
+                            .and_then(|v| Stat::of(&v))
+                            .map(|st| {
+                                format!(
+                                    "{} ± {}",
+                                    fmt_value(&row.metric, st.mean * scale),
+                                    fmt_value(&row.metric, st.sd * scale)
+                                )
+                            })
+                            .unwrap_or_else(|| "—".into());
+                        let paper = plan
+                            .spec
+                            .spec
+                            .references
+                            .iter()
+                            .find(|r| {
+                                r.dataset == d.id
+                                    && r.metric == row.metric
+                                    && r.k == row.k
+                                    && r.set == t.set
+                                    && res.solvers_named(&r.solver).contains(&c)
+                            })
+                            .map(|r| {
+                                paper_value(&row.metric, r.value, r.sd, r.text.as_deref(), scale)
+                            })
+                            .unwrap_or_else(|| "—".into());
+                        cells.push(format!("{ours} / {paper}"));
+                    }
+                    cells
+                })
+                .collect();
+            Block::Table { head, rows }
+        })
+        .collect()
 }
 
 /// Per data set and solver: final test mAP, precision@1/10/50 and solver seconds.

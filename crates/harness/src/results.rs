@@ -204,7 +204,13 @@ impl<'a> ExperimentResults<'a> {
     /// One point per data set: x = the data set's numeric parameter `x_param` (as written
     /// in the spec), y = `metric` (at the last step) over repeats. Data sets where the solver
     /// has no cached cell or the parameter is not a number are skipped.
-    pub fn param_series(&self, solver: usize, set: &str, metric: &str, x_param: &str) -> Vec<CurvePoint> {
+    pub fn param_series(
+        &self,
+        solver: usize,
+        set: &str,
+        metric: &str,
+        x_param: &str,
+    ) -> Vec<CurvePoint> {
         let mut points: Vec<CurvePoint> = (0..self.plan.datasets.len())
             .filter_map(|di| {
                 let d = &self.plan.datasets[di];

@@ -666,7 +666,11 @@ impl LoadedSpec {
             }
         }
         for sv in &s.solvers {
-            if let Some(bad) = sv.datasets.iter().find(|d| !s.datasets.iter().any(|x| &x.id == *d)) {
+            if let Some(bad) = sv
+                .datasets
+                .iter()
+                .find(|d| !s.datasets.iter().any(|x| &x.id == *d))
+            {
                 return Err(self.error_at(
                     sv.name.span().start,
                     format!("key `solvers.datasets`: no data set with id \"{bad}\""),
@@ -675,7 +679,10 @@ impl LoadedSpec {
         }
         for p in &s.plots {
             if (p.x == XAxis::Param) != p.x_param.is_some() {
-                return Err(self.error(format!("plot `{}`: `x = \"param\"` goes with `x_param`", p.id)));
+                return Err(self.error(format!(
+                    "plot `{}`: `x = \"param\"` goes with `x_param`",
+                    p.id
+                )));
             }
         }
         for c in &s.claims {

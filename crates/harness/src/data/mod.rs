@@ -461,6 +461,38 @@ struct MnistParams {
     /// Scale every image to unit Euclidean norm (so the dot product ranks as distance).
     #[serde(default = "yes")]
     l2_normalize: bool,
+    /// Keep only this many training images: the first of a fixed random order, so smaller
+    /// subsets are nested in larger ones (runtime scaling).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    train_images: Option<usize>,
+    /// Keep only this many test images (nested likewise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    test_images: Option<usize>,
+}
+
+/// The first `train` / `test` rows of each official part in a fixed random order (nested
+/// for growing sizes), in ascending row order.
+fn nested_parts(set: LabeledSet, train: Option<usize>, test: Option<usize>) -> LabeledSet {
+    use dyad_core::Partition;
+    use rand::seq::SliceRandom;
+    if train.is_none() && test.is_none() {
+        return set;
+    }
+    let part = set.partition.clone().unwrap_or_default();
+    let mut keep = Vec::new();
+    for (which, max) in [(Partition::Train, train), (Partition::Test, test)] {
+        let mut rows: Vec<usize> = (0..set.n())
+            .filter(|&i| part.get(i) == Some(&which))
+            .collect();
+        rows.shuffle(&mut dyad_core::seeded(dyad_core::derive_seed(
+            0,
+            "nested-subset",
+        )));
+        rows.truncate(max.unwrap_or(usize::MAX));
+        keep.extend(rows);
+    }
+    keep.sort_unstable();
+    set.select(&keep)
 }
 
 fn yes() -> bool {
@@ -484,6 +516,11 @@ fn resolve_mnist(ctx: &DataContext, params: &toml::Table) -> Result<Resolved, Da
                 "l2_normalize".into(),
                 toml::Value::Boolean(config.l2_normalize),
             );
+            for (k, v) in [("train", config.train_images), ("test", config.test_images)] {
+                if let Some(v) = v {
+                    t.entry(k).or_insert(toml::Value::Integer(v as i64));
+                }
+            }
             let mut r = resolve_mnist_standin(ctx, &t)?;
             r.note = format!(
                 "SYNTHETIC stand-in for MNIST (IDX files not found in {})",
@@ -493,7 +530,8 @@ fn resolve_mnist(ctx: &DataContext, params: &toml::Table) -> Result<Resolved, Da
         }
         Err(e) => return Err(e),
     };
-    let normalize = config.l2_normalize;
+    let (normalize, train_n, test_n) =
+        (config.l2_normalize, config.train_images, config.test_images);
     let (d1, d2) = (dir.clone(), dir.clone());
     real(
         ctx,
@@ -504,7 +542,8 @@ fn resolve_mnist(ctx: &DataContext, params: &toml::Table) -> Result<Resolved, Da
         move || Ok(Mnist::load(&d1)?.content_id().0),
         move || {
             let m = Mnist::load(&d2)?;
-            Ok((m.content_id().0, Data::Labeled(m.to_labeled_set(normalize))))
+            let set = nested_parts(m.to_labeled_set(normalize), train_n, test_n);
+            Ok((m.content_id().0, Data::Labeled(set)))
         },
     )
 }
