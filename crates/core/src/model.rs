@@ -15,6 +15,12 @@ pub trait Scorer: Sync {
         Vec::new()
     }
 
+    /// Named statistics of the model itself (e.g. its symmetry index), recorded with the
+    /// final evaluation. None by default.
+    fn statistics(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
+
     /// [`Scorer::score`] given the output of [`Scorer::candidate_terms`] for `candidates`.
     fn score_with_terms(
         &self,

@@ -45,6 +45,8 @@ pub struct SolverInstance {
     pub tune: Vec<toml::Value>,
     /// Data set ids this solver runs on (empty: all).
     pub datasets: Vec<String>,
+    /// The solver's own checkpoint grid, if the spec gives one.
+    pub checkpoints: Option<Vec<u64>>,
 }
 
 /// One unit of work.
@@ -79,6 +81,9 @@ impl Plan {
     /// those stay out of their keys (their cells are shared across checkpoint grids).
     pub fn ranking_for(&self, solver: &SolverInstance) -> RankingCell {
         let mut r = self.ranking.clone();
+        if let Some(c) = &solver.checkpoints {
+            r.checkpoints = c.clone();
+        }
         if !solver.iterative {
             r.checkpoints.clear();
             if solver.tune.is_empty() {
@@ -256,6 +261,10 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
                 iterative: built.learner.is_iterative(),
                 tune,
                 datasets: sv.datasets.clone(),
+                checkpoints: sv
+                    .checkpoints
+                    .as_ref()
+                    .map(|c| c.at(profile).steps().expect("validated")),
             });
         }
     }

@@ -203,6 +203,10 @@ pub struct SolverSpec {
     /// Data set ids this solver runs on (default: all).
     #[serde(default)]
     pub datasets: Vec<String>,
+    /// This solver's own checkpoint grid (its steps may be gradient iterations rather than
+    /// triplets); default: the protocol's.
+    #[serde(default)]
+    pub checkpoints: Option<PerProfile<Checkpoints>>,
     /// Hyper-parameters chosen inside each cell: every value is an array; the combination
     /// with the best validation mAP on the hold-out of `early_stopping` is retrained on the
     /// whole training set (the papers' per-split cross-validation of ω, η).
@@ -605,6 +609,14 @@ impl LoadedSpec {
         for p in Profile::ALL {
             if let Err(e) = s.protocol.checkpoints.at(p).steps() {
                 return Err(self.error(format!("key `protocol.checkpoints` ({p}): {e}")));
+            }
+            for sv in &s.solvers {
+                if let Some(Err(e)) = sv.checkpoints.as_ref().map(|c| c.at(p).steps()) {
+                    return Err(self.error_at(
+                        sv.name.span().start,
+                        format!("key `solvers.checkpoints` ({p}): {e}"),
+                    ));
+                }
             }
         }
         if let Some(r) = &s.protocol.ranking {

@@ -180,7 +180,56 @@ impl BilinearModel {
     }
 }
 
+/// The spectral norm (largest singular value) of a square matrix, by power iteration on
+/// `A^T A` from a fixed start (deterministic).
+pub fn spectral_norm(a: &Array2<f64>) -> f64 {
+    let n = a.ncols();
+    if n == 0 {
+        return 0.0;
+    }
+    let mut v = ndarray::Array1::from_elem(n, 1.0 / (n as f64).sqrt());
+    let mut sigma = 0.0;
+    for _ in 0..500 {
+        let av = a.dot(&v);
+        let mut w = a.t().dot(&av);
+        let norm = w.dot(&w).sqrt();
+        if norm == 0.0 {
+            return 0.0;
+        }
+        w /= norm;
+        let next = norm.sqrt();
+        v = w;
+        if (next - sigma).abs() <= 1e-12 * next {
+            return next;
+        }
+        sigma = next;
+    }
+    sigma
+}
+
 impl Scorer for BilinearModel {
+    /// Symmetry indices of spec §4.1: `rho(W) = ||sym(W)|| / ||W||` in the Frobenius and the
+    /// spectral norm, and `rho(W - I)` (Frobenius), because the identity start alone gives
+    /// `rho = 1`.
+    fn statistics(&self) -> Vec<(&'static str, f64)> {
+        let sym = crate::linalg::symmetrize(self.w.view());
+        let fro = |m: &Array2<f64>| m.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let shifted = &self.w - &Array2::<f64>::eye(self.dim());
+        let shifted_sym = crate::linalg::symmetrize(shifted.view());
+        let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 1.0 };
+        vec![
+            ("symmetry_index", ratio(fro(&sym), fro(&self.w))),
+            (
+                "symmetry_index_spectral",
+                ratio(spectral_norm(&sym), spectral_norm(&self.w)),
+            ),
+            (
+                "symmetry_index_minus_identity",
+                ratio(fro(&shifted_sym), fro(&shifted)),
+            ),
+        ]
+    }
+
     fn score(&self, query: CsVecView<'_, f64>, candidates: &CsMat<f64>, out: &mut [f64]) {
         let (w, d) = (self.slice(), self.dim());
         score_via_dense_left(d, query, candidates, out, |q, u| {
@@ -323,6 +372,14 @@ mod tests {
             assert!(asym < 1e-12);
         }
         assert!((sym.symmetry_index() - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn spectral_norm_matches_svd() {
+        let mut rng = seeded(6);
+        let a = Array2::from_shape_fn((15, 15), |_| rng.random_range(-1.0..1.0));
+        let (_, s, _) = crate::linalg::thin_svd(a.view()).unwrap();
+        assert!((spectral_norm(&a) - s[0]).abs() < 1e-8 * s[0]);
     }
 
     #[test]

@@ -92,6 +92,18 @@ impl Observer for Evaluator<'_> {
                 }
             }
         }
+        if with_precision {
+            for (name, value) in model.statistics() {
+                self.records.push(Record {
+                    set: "model".into(),
+                    metric: name.into(),
+                    step: at.step,
+                    seconds: at.solver_seconds,
+                    k: None,
+                    value,
+                });
+            }
+        }
         self.chance_done = true;
         self.last_seconds = at.solver_seconds;
         self.eval_seconds += t.elapsed().as_secs_f64();
