@@ -1,3 +1,4 @@
 //! Baselines the papers compare against.
 
 pub mod euclidean;
+pub mod lmnn;
