@@ -2,4 +2,5 @@
 
 pub mod euclidean;
 pub mod lego;
+pub mod lmnn;
 pub mod mcml;
