@@ -3,3 +3,5 @@ pub mod expression;
 pub mod imagenet;
 pub mod mnist;
 pub mod newsgroups;
+pub mod raters;
+pub mod web;
