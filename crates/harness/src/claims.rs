@@ -39,6 +39,16 @@ fn covered<'a>(res: &'a ExperimentResults<'_>, claim: &'a Claim) -> Vec<&'a str>
     }
 }
 
+/// A number for a verdict's detail: three decimals, or three significant digits for small
+/// values (per-step seconds).
+fn num(x: f64) -> String {
+    if x != 0.0 && x.abs() < 0.01 {
+        format!("{x:.3e}")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
 fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
 }
@@ -73,9 +83,10 @@ pub fn judge(res: &ExperimentResults<'_>, claim: &Claim) -> Outcome {
         })
         .collect();
     let computed = match claim.kind {
-        ClaimKind::Greater => greater(res, claim, &datasets),
+        ClaimKind::Greater | ClaimKind::Close => compare(res, claim, &datasets),
         ClaimKind::Near => near(res, claim, &datasets),
         ClaimKind::PeakWithin => peak_within(res, claim, &datasets),
+        ClaimKind::SlopeWithin => slope_within(res, claim, &datasets),
     };
     match computed {
         Err(e) => outcome(Verdict::NotComparable, e),
@@ -111,12 +122,19 @@ fn ks(res: &ExperimentResults<'_>, claim: &Claim) -> Vec<Option<u32>> {
     }
 }
 
-fn greater(
+/// `greater`: `solver` beats `versus` (`l + tolerance > r`, strictly when no tolerance is
+/// given); `close`: the two are within `tolerance` (`|l - r| <= tolerance`). On every data
+/// set, at every selected k.
+fn compare(
     res: &ExperimentResults<'_>,
     claim: &Claim,
     datasets: &[&str],
 ) -> Result<(bool, String), String> {
     let versus = claim.versus.as_deref().unwrap_or_default();
+    let tol = claim.tolerance.unwrap_or(0.0);
+    let factor = claim.factor.unwrap_or(1.0);
+    let close = claim.kind == ClaimKind::Close;
+    let verb = if close { "within" } else { "higher at" };
     let mut all = true;
     let mut parts = Vec::new();
     for d in datasets {
@@ -128,7 +146,12 @@ fn greater(
             let r = mean(&res.select(&selector(claim, d, versus, k))?);
             l_sum += l;
             r_sum += r;
-            if l > r {
+            let hit = if close {
+                (l - r).abs() <= tol
+            } else {
+                l + tol > factor * r
+            };
+            if hit {
                 wins += 1;
             } else if first_loss.is_none() {
                 first_loss = k.or(Some(0));
@@ -137,20 +160,28 @@ fn greater(
         all &= wins == ks.len();
         let n = ks.len() as f64;
         parts.push(if ks.len() == 1 {
-            format!("{d}: {:.3} vs {:.3}", l_sum, r_sum)
+            format!("{d}: {} vs {}", num(l_sum), num(r_sum))
         } else {
             format!(
-                "{d}: higher at {wins}/{} k (mean {:.3} vs {:.3}{})",
+                "{d}: {verb} {wins}/{} k (mean {} vs {}{})",
                 ks.len(),
-                l_sum / n,
-                r_sum / n,
+                num(l_sum / n),
+                num(r_sum / n),
                 first_loss
                     .map(|k| format!("; first k where not: {k}"))
                     .unwrap_or_default()
             )
         });
     }
-    Ok((all, parts.join("; ")))
+    let mut margin = match (close, tol > 0.0) {
+        (true, _) => format!(" (tolerance {tol})"),
+        (false, true) => format!(" (margin {tol})"),
+        (false, false) => String::new(),
+    };
+    if factor != 1.0 {
+        margin.push_str(&format!(" (factor {factor})"));
+    }
+    Ok((all, format!("{}{margin}", parts.join("; "))))
 }
 
 fn near(
@@ -230,4 +261,46 @@ fn peak_within(
         parts.push(format!("{d}: peak {:.3} at step {}", peak.y.mean, peak.x));
     }
     Ok((ok, format!("{} (range {lo}..{hi})", parts.join("; "))))
+}
+
+fn slope_within(
+    res: &ExperimentResults<'_>,
+    claim: &Claim,
+    datasets: &[&str],
+) -> Result<(bool, String), String> {
+    let [lo, hi] = claim.range.unwrap_or([f64::NEG_INFINITY, f64::INFINITY]);
+    let solvers = res.solvers_named(&claim.solver);
+    let &[si] = solvers.as_slice() else {
+        return Err(format!(
+            "`{}` does not name exactly one solver",
+            claim.solver
+        ));
+    };
+    let x_param = claim.x_param.clone().unwrap_or_default();
+    let points: Vec<(f64, f64)> = res
+        .param_series(si, &claim.set, &claim.metric, &x_param)
+        .iter()
+        .filter(|p| {
+            datasets
+                .iter()
+                .any(|d| res.dataset_param(d, &x_param) == Some(p.x))
+        })
+        .map(|p| (p.x, p.y.mean))
+        .collect();
+    let (_, b) = crate::plots::power_fit(&points).ok_or(format!(
+        "fewer than two positive points of `{}` against {}",
+        claim.metric,
+        x_param.join("/")
+    ))?;
+    let listed: Vec<String> = points
+        .iter()
+        .map(|(x, y)| format!("{x} -> {}", num(*y)))
+        .collect();
+    Ok((
+        (lo..=hi).contains(&b),
+        format!(
+            "fitted exponent {b:.2} over {} (range {lo}..{hi})",
+            listed.join(", ")
+        ),
+    ))
 }

@@ -47,6 +47,8 @@ pub struct SolverInstance {
     pub datasets: Vec<String>,
     /// The solver's own checkpoint grid, if the spec gives one.
     pub checkpoints: Option<Vec<u64>>,
+    /// Whether the hold-out chooses this solver's step count (spec `early_stopping`).
+    pub select_steps: bool,
 }
 
 /// One unit of work.
@@ -86,9 +88,13 @@ impl Plan {
         }
         if !solver.iterative {
             r.checkpoints.clear();
+        }
+        if !solver.iterative || !solver.select_steps {
             if solver.tune.is_empty() {
                 r.early_stopping = None;
             }
+            // Marked only when it matters, so that other cells keep their keys.
+            r.select_steps = !solver.iterative || r.early_stopping.is_none();
         }
         r
     }
@@ -150,6 +156,7 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
         evaluate: r.evaluate.clone(),
         k_max: r.k_max,
         precision_at_every_checkpoint: r.precision_at_every_checkpoint,
+        model_statistics: r.model_statistics,
         checkpoints: s
             .protocol
             .checkpoints
@@ -157,6 +164,7 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
             .steps()
             .map_err(|e| spec.error(format!("key `protocol.checkpoints`: {e}")))?,
         early_stopping: r.early_stopping.clone(),
+        select_steps: true,
     };
 
     let mut datasets = Vec::new();
@@ -265,6 +273,7 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
                     .checkpoints
                     .as_ref()
                     .map(|c| c.at(profile).steps().expect("validated")),
+                select_steps: sv.early_stopping,
             });
         }
     }

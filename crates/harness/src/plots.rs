@@ -139,7 +139,7 @@ fn param_panel(
     res: &ExperimentResults<'_>,
     plot: &PlotSpec,
     sets: &[String],
-    param: &str,
+    param: &[String],
 ) -> Panel {
     let plan = res.plan;
     let set = sets.iter().find(|s| *s == "test").unwrap_or(&sets[0]);

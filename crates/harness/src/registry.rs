@@ -6,6 +6,7 @@
 use dyad_algorithms::Learner;
 use dyad_algorithms::baselines::euclidean::EuclideanConfig;
 use dyad_algorithms::baselines::lego::LegoConfig;
+use dyad_algorithms::baselines::lmnn::LmnnConfig;
 use dyad_algorithms::baselines::mcml::McmlConfig;
 use dyad_algorithms::oasis::{DissimOasisConfig, OasisConfig, OasisParallelConfig};
 use serde::Serialize;
@@ -130,6 +131,20 @@ pub static SOLVERS: &[SolverEntry] = &[
             LOOP[2],
         ],
         build: build::<LegoConfig>,
+    },
+    SolverEntry {
+        name: "lmnn",
+        label: "LMNN",
+        description: "Large-margin nearest neighbour metric (Weinberger & Saul), projected subgradient; `active_set = true` is fast-LMNN",
+        sources: &[
+            "algorithms/src/baselines/lmnn.rs",
+            "algorithms/src/metric.rs",
+            "algorithms/src/linalg.rs",
+            LOOP[0],
+            LOOP[1],
+            LOOP[2],
+        ],
+        build: build::<LmnnConfig>,
     },
     SolverEntry {
         name: "euclidean",

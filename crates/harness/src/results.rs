@@ -11,6 +11,14 @@ use std::path::{Path, PathBuf};
 /// last reported step, evaluation excluded): what speed gates check.
 pub const TRAIN_SECONDS: &str = "train_seconds";
 
+/// The pseudo-metric selecting each cell's solver seconds spent on the hold-out (early
+/// stopping and tuning runs, evaluation excluded).
+pub const SELECTION_SECONDS: &str = "selection_seconds";
+
+/// The pseudo-metric selecting each cell's final-run solver seconds divided by its number of
+/// steps (the selected step, else the last recorded one; cells without steps are skipped).
+pub const SECONDS_PER_STEP: &str = "seconds_per_step";
+
 /// Mean, standard deviation (n-1), standard error of the mean and count.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Stat {
@@ -123,6 +131,20 @@ impl<'a> ExperimentResults<'a> {
                 values.push(cell.train_seconds);
                 continue;
             }
+            if sel.metric == SELECTION_SECONDS {
+                values.push(cell.selection_seconds);
+                continue;
+            }
+            if sel.metric == SECONDS_PER_STEP {
+                let steps = cell
+                    .selected_step
+                    .or_else(|| cell.records.iter().map(|r| r.step).max())
+                    .unwrap_or(0);
+                if steps > 0 {
+                    values.push(cell.train_seconds / steps as f64);
+                }
+                continue;
+            }
             let matching = cell
                 .records
                 .iter()
@@ -201,6 +223,16 @@ impl<'a> ExperimentResults<'a> {
             .collect()
     }
 
+    /// The numeric value of the first of `names` among a data set's spec parameters.
+    pub fn dataset_param(&self, id: &str, names: &[String]) -> Option<f64> {
+        let d = self.plan.datasets.iter().find(|d| d.id == id)?;
+        match names.iter().find_map(|p| d.spec_params.get(p))? {
+            toml::Value::Integer(i) => Some(*i as f64),
+            toml::Value::Float(f) => Some(*f),
+            _ => None,
+        }
+    }
+
     /// One point per data set: x = the data set's numeric parameter `x_param` (as written
     /// in the spec), y = `metric` (at the last step) over repeats. Data sets where the solver
     /// has no cached cell or the parameter is not a number are skipped.
@@ -209,16 +241,12 @@ impl<'a> ExperimentResults<'a> {
         solver: usize,
         set: &str,
         metric: &str,
-        x_param: &str,
+        x_param: &[String],
     ) -> Vec<CurvePoint> {
         let mut points: Vec<CurvePoint> = (0..self.plan.datasets.len())
             .filter_map(|di| {
                 let d = &self.plan.datasets[di];
-                let x = match d.spec_params.get(x_param)? {
-                    toml::Value::Integer(i) => *i as f64,
-                    toml::Value::Float(f) => *f,
-                    _ => return None,
-                };
+                let x = self.dataset_param(&d.id, x_param)?;
                 let sel = Selector {
                     dataset: Some(d.id.clone()),
                     solver: Some(self.plan.solvers[solver].label.clone()),
@@ -263,6 +291,7 @@ impl<'a> ExperimentResults<'a> {
                 cols.solver_seconds.push(rec.seconds);
                 cols.value.push(rec.value);
                 cols.selected_step.push(r.selected_step);
+                cols.tuned.push(r.tuned.as_ref().map(|t| t.to_string()));
                 cols.train_seconds.push(r.train_seconds);
                 cols.selection_seconds.push(r.selection_seconds);
                 cols.eval_seconds.push(r.eval_seconds);
@@ -318,6 +347,8 @@ struct Cols {
     solver_seconds: Vec<f64>,
     value: Vec<f64>,
     selected_step: Vec<Option<u64>>,
+    /// The parameters chosen on the hold-out, for solvers with `tune`.
+    tuned: Vec<Option<String>>,
     train_seconds: Vec<f64>,
     selection_seconds: Vec<f64>,
     eval_seconds: Vec<f64>,
@@ -358,6 +389,7 @@ impl Cols {
                 ),
                 c("value", Series::new("".into(), self.value)),
                 c("selected_step", Series::new("".into(), self.selected_step)),
+                c("tuned", Series::new("".into(), self.tuned)),
                 c("train_seconds", Series::new("".into(), self.train_seconds)),
                 c(
                     "selection_seconds",

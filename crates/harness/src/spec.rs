@@ -137,6 +137,10 @@ pub struct RankingProtocol {
     /// Record precision@1..k_max at every checkpoint (default: at the last one only).
     #[serde(default)]
     pub precision_at_every_checkpoint: bool,
+    /// Record the model's own statistics (e.g. OASIS's symmetry indices) at the final step,
+    /// as set "model". Off by default: at d = 10,000 they cost minutes per cell.
+    #[serde(default)]
+    pub model_statistics: bool,
     /// Choose the number of steps on a per-class hold-out of the training set, then retrain
     /// on the whole training set for that many steps (§7.1).
     #[serde(default)]
@@ -207,6 +211,12 @@ pub struct SolverSpec {
     /// triplets); default: the protocol's.
     #[serde(default)]
     pub checkpoints: Option<PerProfile<Checkpoints>>,
+    /// `false`: run this iterative solver to its own end (convergence or the last checkpoint)
+    /// instead of choosing its step count on the hold-out of `protocol.ranking.early_stopping`
+    /// (the papers ran MCML and LMNN to convergence; only OASIS and LEGO were early-stopped).
+    /// Tuned parameters are then compared at the final step. Default `true`.
+    #[serde(default = "yes")]
+    pub early_stopping: bool,
     /// Hyper-parameters chosen inside each cell: every value is an array; the combination
     /// with the best validation mAP on the hold-out of `early_stopping` is retrained on the
     /// whole training set (the papers' per-split cross-validation of ω, η).
@@ -253,9 +263,11 @@ pub struct PlotSpec {
     pub log_x: bool,
     #[serde(default)]
     pub log_y: bool,
-    /// With `x = "param"`: the data-set parameter on the x axis (e.g. `"train_images"`).
-    #[serde(default)]
-    pub x_param: Option<String>,
+    /// With `x = "param"`: the data-set parameter on the x axis (e.g. `"train_images"`), or
+    /// a list of names of which each data set uses the first it has (data sets of different
+    /// providers in one panel: `["images", "train_images"]`).
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub x_param: Option<Vec<String>>,
     /// With `x = "param"`: fit `y = a x^b` to every series (least squares in log space) and
     /// show the exponent in the legend.
     #[serde(default)]
@@ -359,6 +371,27 @@ pub struct Selector {
     pub at: At,
 }
 
+fn one_or_many<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        One(String),
+        Many(Vec<String>),
+    }
+    Ok(Some(
+        match Raw::deserialize(d)
+            .map_err(|_| serde::de::Error::custom("expected a parameter name or a list of names"))?
+        {
+            Raw::One(s) => vec![s],
+            Raw::Many(v) => v,
+        },
+    ))
+}
+
+fn yes() -> bool {
+    true
+}
+
 fn default_set() -> String {
     "test".into()
 }
@@ -406,12 +439,18 @@ impl Reference {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ClaimKind {
-    /// `left` beats `right` on every selected data set (and every k when `k = "all"`).
+    /// `solver` beats `versus` on every selected data set (and every k when no k is given
+    /// for `precision`); with `tolerance`, "at least as good up to that margin".
     Greater,
+    /// `solver` and `versus` are within `tolerance` of each other everywhere `greater` looks.
+    Close,
     /// Our value is within `tolerance` of every matching reference number.
     Near,
     /// The step where the mean metric peaks lies in `range`.
     PeakWithin,
+    /// The exponent `b` of a least-squares fit `metric = a x^b` over the data sets, with x
+    /// the data-set parameter `x_param`, lies in `range` (e.g. linear runtime scaling).
+    SlopeWithin,
 }
 
 /// A claim of the paper, with a verdict computed from our results.
@@ -441,9 +480,16 @@ pub struct Claim {
     /// `near`: largest absolute difference that still counts as agreement.
     #[serde(default)]
     pub tolerance: Option<f64>,
-    /// `peak-within`: the step range.
+    /// `greater`: `solver` must exceed `factor` times `versus` (e.g. 100 for "two orders of
+    /// magnitude slower"); default 1.
+    #[serde(default)]
+    pub factor: Option<f64>,
+    /// `peak-within`: the step range; `slope-within`: the exponent range.
     #[serde(default)]
     pub range: Option<[f64; 2]>,
+    /// `slope-within`: the data-set parameter(s) on the x axis (as a plot's `x_param`).
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub x_param: Option<Vec<String>>,
     /// The claim is about absolute numbers of the paper's data: on a synthetic stand-in the
     /// verdict is "not comparable".
     #[serde(default)]
@@ -700,8 +746,10 @@ impl LoadedSpec {
         for c in &s.claims {
             let ok = match c.kind {
                 ClaimKind::Greater => c.versus.is_some(),
+                ClaimKind::Close => c.versus.is_some() && c.tolerance.is_some(),
                 ClaimKind::Near => c.tolerance.is_some(),
                 ClaimKind::PeakWithin => c.range.is_some(),
+                ClaimKind::SlopeWithin => c.range.is_some() && c.x_param.is_some(),
             };
             if !ok {
                 return Err(self.error(format!(
@@ -710,8 +758,10 @@ impl LoadedSpec {
                     c.kind,
                     match c.kind {
                         ClaimKind::Greater => "versus",
+                        ClaimKind::Close => "versus` and `tolerance",
                         ClaimKind::Near => "tolerance",
                         ClaimKind::PeakWithin => "range",
+                        ClaimKind::SlopeWithin => "range` and `x_param",
                     }
                 )));
             }

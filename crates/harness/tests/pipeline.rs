@@ -422,6 +422,30 @@ fn tuned_parameters_are_chosen_on_the_hold_out_and_recorded() {
         assert!(c.selected_step.is_some());
         assert!(c.records.iter().any(|r| r.set == "validation"));
     }
+    // `early_stopping = false`: the candidates are compared at their last step, the final
+    // run covers the whole checkpoint grid, and no step count is selected.
+    let whole = fixture(&spec.replace(
+        "tune = { c = [0.001, 0.5] }",
+        "tune = { c = [0.001, 0.5] }\nearly_stopping = false",
+    ));
+    let (plans, s) = plan_and_run(&whole.ws, 2);
+    assert!(s.ok(), "{:?}", s.failed);
+    let res = ExperimentResults::load(&plans[0], &whole.ws.cache());
+    for c in res.cells.iter().flatten().filter(|c| c.solver == "oasis") {
+        assert!(c.tuned.is_some() && c.selected_step.is_none());
+        let steps = |set: &str| {
+            let mut v: Vec<u64> = c
+                .records
+                .iter()
+                .filter(|r| r.set == set && r.metric == "map")
+                .map(|r| r.step)
+                .collect();
+            v.dedup();
+            v
+        };
+        assert_eq!(steps("validation"), vec![400]);
+        assert_eq!(steps("test"), vec![0, 200, 400]);
+    }
     // Tuning without a hold-out is a spec error.
     let bad = fixture(&SPEC.replace("params = { c = 0.1 }", "tune = { c = [0.1, 1.0] }"));
     let e = bad.ws.select_specs(&[]).err().unwrap().to_string();
@@ -455,4 +479,178 @@ fn the_official_split_uses_the_data_sets_own_parts() {
         "split = \"official\"",
     ));
     assert!(e.ws.select_specs(&[]).is_ok());
+}
+
+#[test]
+fn claim_kinds_judge_margins_and_closeness() {
+    // Two copies of the same solver give identical numbers: `close` holds at tolerance 0,
+    // strict `greater` does not, `greater` with a margin does; OASIS and Euclidean differ.
+    let spec = SPEC
+        .replace(
+            "[[solvers]]\nname = \"euclidean\"",
+            "[[solvers]]\nname = \"euclidean\"\n\n[[solvers]]\nname = \"oasis\"\nlabel = \"twin\"\nparams = { c = 0.1 }",
+        )
+        .replace(
+            "[[claims]]",
+            r#"[[claims]]
+id = "same"
+text = "the twins agree"
+kind = "close"
+metric = "precision"
+solver = "OASIS"
+versus = "twin"
+tolerance = 0.0
+
+[[claims]]
+id = "strict"
+text = "OASIS beats its twin"
+kind = "greater"
+metric = "map"
+solver = "OASIS"
+versus = "twin"
+
+[[claims]]
+id = "margin"
+text = "OASIS is at least as good as its twin"
+kind = "greater"
+metric = "map"
+solver = "OASIS"
+versus = "twin"
+tolerance = 0.001
+
+[[claims]]
+id = "half"
+text = "OASIS beats half of its twin"
+kind = "greater"
+metric = "map"
+solver = "OASIS"
+versus = "twin"
+factor = 0.5
+
+[[claims]]
+id = "double"
+text = "OASIS beats twice its twin"
+kind = "greater"
+metric = "map"
+solver = "OASIS"
+versus = "twin"
+factor = 2.0
+
+[[claims]]
+id = "apart"
+text = "OASIS and Euclidean agree to 1e-9"
+kind = "close"
+metric = "map"
+solver = "OASIS"
+versus = "euclidean"
+tolerance = 1e-9
+
+[[claims]]"#,
+        );
+    let f = fixture(&spec);
+    let (plans, s) = plan_and_run(&f.ws, 2);
+    assert!(s.failed.is_empty());
+    let res = ExperimentResults::load(&plans[0], &f.ws.cache());
+    let verdict = |id: &str| {
+        let c = plans[0]
+            .spec
+            .spec
+            .claims
+            .iter()
+            .find(|c| c.id == id)
+            .unwrap();
+        let o = dyad_harness::claims::judge(&res, c);
+        eprintln!("{id}: {} ({})", o.verdict, o.detail);
+        o.verdict
+    };
+    use dyad_harness::claims::Verdict;
+    assert_eq!(verdict("same"), Verdict::Holds);
+    assert_eq!(verdict("strict"), Verdict::DoesNotHold);
+    assert_eq!(verdict("margin"), Verdict::Holds);
+    assert_eq!(verdict("apart"), Verdict::DoesNotHold);
+    assert_eq!(verdict("half"), Verdict::Holds);
+    assert_eq!(verdict("double"), Verdict::DoesNotHold);
+
+    // A `close` claim without a tolerance is a spec error naming the key.
+    let bad = fixture(&spec.replace("tolerance = 0.0\n", ""));
+    let err = bad.ws.select_specs(&[]).err().unwrap().to_string();
+    assert!(
+        err.contains("claim `same`") && err.contains("tolerance"),
+        "{err}"
+    );
+}
+
+#[test]
+fn model_statistics_are_recorded_only_when_asked() {
+    let count = |spec: &str| {
+        let f = fixture(spec);
+        let (plans, s) = plan_and_run(&f.ws, 2);
+        assert!(s.ok(), "{:?}", s.failed);
+        let res = ExperimentResults::load(&plans[0], &f.ws.cache());
+        res.cells
+            .iter()
+            .flatten()
+            .filter(|c| c.solver == "oasis")
+            .flat_map(|c| &c.records)
+            .filter(|r| r.set == "model" && r.metric == "symmetry_index")
+            .map(|r| r.value)
+            .collect::<Vec<_>>()
+    };
+    assert!(count(SPEC).is_empty());
+    let on = count(&SPEC.replace("k_max = 5", "k_max = 5\nmodel_statistics = true"));
+    // One final model per repeat; a trained OASIS matrix is not symmetric, so 0 < rho < 1.
+    assert_eq!(on.len(), 2);
+    assert!(on.iter().all(|&r| r > 0.0 && r < 1.0), "{on:?}");
+}
+
+#[test]
+fn parameter_axes_fit_power_laws_across_providers() {
+    // y = 3 x^2 exactly: the fit returns (3, 2).
+    let pts: Vec<(f64, f64)> = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|&x| (x, 3.0 * x * x))
+        .collect();
+    let (a, b) = dyad_harness::plots::power_fit(&pts).unwrap();
+    assert!((a - 3.0).abs() < 1e-9 && (b - 2.0).abs() < 1e-12, "{a} {b}");
+    assert!(dyad_harness::plots::power_fit(&pts[..1]).is_none());
+
+    // Data sets of two providers on one axis through a list of parameter names.
+    let spec = SPEC
+        .replace(
+            "[[datasets]]\nid = \"small\"",
+            "[[datasets]]\nid = \"other\"\nname = \"caltech256-standin\"\nparams = { classes = 4, per_class = 16, dim = 200, seed = 5 }\n\n[[datasets]]\nid = \"small\"",
+        )
+        .replace(
+            "[[claims]]",
+            "[[claims]]\nid = \"slope\"\ntext = \"time grows with size\"\nkind = \"slope-within\"\nmetric = \"map\"\nsolver = \"euclidean\"\nx_param = [\"nothing\", \"per_class\"]\nrange = [-100.0, 100.0]\n\n[[claims]]",
+        );
+    let f = fixture(&spec);
+    let (plans, s) = plan_and_run(&f.ws, 2);
+    assert!(s.ok(), "{:?}", s.failed);
+    let res = ExperimentResults::load(&plans[0], &f.ws.cache());
+    let names = vec!["nothing".to_string(), "per_class".to_string()];
+    assert_eq!(res.dataset_param("other", &names), Some(16.0));
+    assert_eq!(res.dataset_param("small", &names), Some(12.0));
+    let si = res.solvers_named("euclidean")[0];
+    let xs: Vec<f64> = res
+        .param_series(si, "test", "map", &names)
+        .iter()
+        .map(|p| p.x)
+        .collect();
+    assert_eq!(xs, vec![12.0, 16.0]);
+    let c = plans[0]
+        .spec
+        .spec
+        .claims
+        .iter()
+        .find(|c| c.id == "slope")
+        .unwrap();
+    let o = dyad_harness::claims::judge(&res, c);
+    assert_eq!(
+        o.verdict,
+        dyad_harness::claims::Verdict::Holds,
+        "{}",
+        o.detail
+    );
+    assert!(o.detail.contains("fitted exponent"), "{}", o.detail);
 }

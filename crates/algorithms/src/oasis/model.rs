@@ -189,7 +189,7 @@ pub fn spectral_norm(a: &Array2<f64>) -> f64 {
     }
     let mut v = ndarray::Array1::from_elem(n, 1.0 / (n as f64).sqrt());
     let mut sigma = 0.0;
-    for _ in 0..500 {
+    for _ in 0..300 {
         let av = a.dot(&v);
         let mut w = a.t().dot(&av);
         let norm = w.dot(&w).sqrt();
@@ -199,7 +199,8 @@ pub fn spectral_norm(a: &Array2<f64>) -> f64 {
         w /= norm;
         let next = norm.sqrt();
         v = w;
-        if (next - sigma).abs() <= 1e-12 * next {
+        // sqrt(||A^T A v||) converges to sigma_max faster than v converges to its vector.
+        if (next - sigma).abs() <= 1e-10 * next {
             return next;
         }
         sigma = next;

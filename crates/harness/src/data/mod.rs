@@ -15,6 +15,7 @@ use dyad_datasets::imagenet::MultiLabelSet;
 use dyad_datasets::mnist::{self, Mnist};
 use dyad_datasets::registry::DatasetInfo;
 use dyad_datasets::synthetic::mnist::MnistStandin;
+use dyad_datasets::synthetic::web::WebStandin;
 use dyad_datasets::{ContentHasher, DataError};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -150,6 +151,14 @@ pub static PROVIDERS: &[Provider] = &[
         standin: None,
         sources: &["datasets/src/synthetic/caltech.rs"],
         resolve: images::caltech_standin,
+    },
+    Provider {
+        name: "web-standin",
+        description: "seeded synthetic stand-in for the OASIS web-scale images (spec §12.2): d = 10,000, ~70 non-zeros, shared-query relevance, official partition, nested sizes",
+        synthetic: true,
+        standin: None,
+        sources: &["datasets/src/synthetic/web.rs"],
+        resolve: resolve_web_standin,
     },
     Provider {
         name: "mnist",
@@ -546,6 +555,21 @@ fn resolve_mnist(ctx: &DataContext, params: &toml::Table) -> Result<Resolved, Da
             Ok((m.content_id().0, Data::Labeled(set)))
         },
     )
+}
+
+/// The web-scale stand-in: its images as labelled examples (label = main concept), relevance
+/// = sharing a query (θ = 0), with the generator's official train/test partition. Smaller
+/// `images` give a prefix of a larger set (the runtime ladder of J-F4).
+fn resolve_web_standin(_: &DataContext, params: &toml::Table) -> Result<Resolved, DataError> {
+    let config: WebStandin = typed("web-standin", params.clone())?;
+    let note = format!(
+        "SYNTHETIC web-scale stand-in: {} images (d = {}), relevance = a shared query",
+        config.images, config.dim
+    );
+    let c = config.clone();
+    synthetic("web-standin", &config, note, move || {
+        Ok(Data::Labeled(c.generate()?.set))
+    })
 }
 
 fn resolve_mnist_standin(_: &DataContext, params: &toml::Table) -> Result<Resolved, DataError> {

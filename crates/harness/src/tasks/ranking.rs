@@ -35,9 +35,24 @@ pub struct RankingCell {
     pub evaluate: Vec<EvalSet>,
     pub k_max: usize,
     pub precision_at_every_checkpoint: bool,
+    /// Record the model's statistics at the final step (set "model").
+    #[serde(skip_serializing_if = "is_false")]
+    pub model_statistics: bool,
     /// Empty for learners without steps.
     pub checkpoints: Vec<u64>,
     pub early_stopping: Option<EarlyStopping>,
+    /// `false`: the hold-out compares tuned candidates at their final step and the learner
+    /// runs its whole schedule (no early stopping).
+    #[serde(skip_serializing_if = "is_true")]
+    pub select_steps: bool,
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// What a cell produced.
@@ -59,6 +74,8 @@ struct Evaluator<'a> {
     every_precision: bool,
     /// Record only mAP (validation runs).
     map_only: bool,
+    /// Record the model's statistics with the final precision@k.
+    statistics: bool,
     /// Steps after which precision@k is recorded even when not every checkpoint gets it.
     final_step: Option<u64>,
     records: Vec<Record>,
@@ -92,7 +109,7 @@ impl Observer for Evaluator<'_> {
                 }
             }
         }
-        if with_precision {
+        if with_precision && self.statistics {
             for (name, value) in model.statistics() {
                 self.records.push(Record {
                     set: "model".into(),
@@ -140,10 +157,11 @@ pub fn run(
         Schedule::new(vec![0])
     };
 
+    let select_steps = iterative && cell.select_steps;
     let select = cell
         .early_stopping
         .as_ref()
-        .filter(|_| iterative || candidates.len() > 1);
+        .filter(|_| select_steps || candidates.len() > 1);
     let (chosen, final_schedule) = match select {
         Some(es) => {
             let mut rng = seeded(derive_seed(seed, &format!("holdout/{repeat}")));
@@ -159,13 +177,19 @@ pub fn run(
                     k_max: cell.k_max,
                     every_precision: false,
                     map_only: true,
+                    statistics: false,
                     final_step: None,
                     records: Vec::new(),
                     eval_seconds: 0.0,
                     last_seconds: 0.0,
                     chance_done: true,
                 };
-                learner.fit(&fit, &checkpoints, &mut seeded(solver_seed), &mut ev)?;
+                let schedule = if select_steps || !iterative {
+                    checkpoints.clone()
+                } else {
+                    Schedule::last_only(checkpoints.budget())
+                };
+                learner.fit(&fit, &schedule, &mut seeded(solver_seed), &mut ev)?;
                 out.selection_seconds += ev.last_seconds;
                 out.eval_seconds += ev.eval_seconds;
                 for r in &ev.records {
@@ -180,7 +204,7 @@ pub fn run(
                 }
             }
             let (_, ci, step) = best.unwrap_or((0.0, 0, 0));
-            if iterative {
+            if select_steps {
                 out.selected_step = Some(step);
             }
             if candidates.len() > 1 {
@@ -188,7 +212,7 @@ pub fn run(
             }
             (
                 ci,
-                if iterative {
+                if select_steps {
                     Schedule::last_only(step)
                 } else {
                     checkpoints
@@ -213,6 +237,7 @@ pub fn run(
         k_max: cell.k_max,
         every_precision: cell.precision_at_every_checkpoint,
         map_only: false,
+        statistics: cell.model_statistics,
         final_step: Some(final_schedule.budget()),
         records: Vec::new(),
         eval_seconds: 0.0,
