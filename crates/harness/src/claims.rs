@@ -226,19 +226,21 @@ fn near(
     Ok((ok, parts.join("; ")))
 }
 
+/// The index of the one solver a claim names (by label, else registry name).
+fn one_solver(res: &ExperimentResults<'_>, name: &str) -> Result<usize, String> {
+    match res.solvers_named(name).as_slice() {
+        &[si] => Ok(si),
+        _ => Err(format!("`{name}` does not name exactly one solver")),
+    }
+}
+
 fn peak_within(
     res: &ExperimentResults<'_>,
     claim: &Claim,
     datasets: &[&str],
 ) -> Result<(bool, String), String> {
     let [lo, hi] = claim.range.unwrap_or([0.0, f64::INFINITY]);
-    let solvers = res.solvers_named(&claim.solver);
-    let &[si] = solvers.as_slice() else {
-        return Err(format!(
-            "`{}` does not name exactly one solver",
-            claim.solver
-        ));
-    };
+    let si = one_solver(res, &claim.solver)?;
     let mut ok = true;
     let mut parts = Vec::new();
     for d in datasets {
@@ -269,24 +271,17 @@ fn slope_within(
     datasets: &[&str],
 ) -> Result<(bool, String), String> {
     let [lo, hi] = claim.range.unwrap_or([f64::NEG_INFINITY, f64::INFINITY]);
-    let solvers = res.solvers_named(&claim.solver);
-    let &[si] = solvers.as_slice() else {
-        return Err(format!(
-            "`{}` does not name exactly one solver",
-            claim.solver
-        ));
-    };
+    let si = one_solver(res, &claim.solver)?;
     let x_param = claim.x_param.clone().unwrap_or_default();
-    let points: Vec<(f64, f64)> = res
-        .param_series(si, &claim.set, &claim.metric, &x_param)
+    let mut points: Vec<(f64, f64)> = datasets
         .iter()
-        .filter(|p| {
-            datasets
-                .iter()
-                .any(|d| res.dataset_param(d, &x_param) == Some(p.x))
+        .filter_map(|d| {
+            let di = res.plan.datasets.iter().position(|x| x.id == *d)?;
+            let p = res.param_point(di, si, &claim.set, &claim.metric, &x_param)?;
+            Some((p.x, p.y.mean))
         })
-        .map(|p| (p.x, p.y.mean))
         .collect();
+    points.sort_by(|a, b| a.0.total_cmp(&b.0));
     let (_, b) = crate::plots::power_fit(&points).ok_or(format!(
         "fewer than two positive points of `{}` against {}",
         claim.metric,

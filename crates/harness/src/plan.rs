@@ -89,13 +89,14 @@ impl Plan {
         if !solver.iterative {
             r.checkpoints.clear();
         }
-        if !solver.iterative || !solver.select_steps {
-            if solver.tune.is_empty() {
-                r.early_stopping = None;
-            }
-            // Marked only when it matters, so that other cells keep their keys.
-            r.select_steps = !solver.iterative || r.early_stopping.is_none();
+        let selects_steps = solver.iterative && solver.select_steps;
+        if !selects_steps && solver.tune.is_empty() {
+            // Nothing to choose on the hold-out.
+            r.early_stopping = None;
         }
+        // `false` only where a hold-out runs without choosing steps, so that every other
+        // cell keeps its key.
+        r.select_steps = selects_steps || !solver.iterative || r.early_stopping.is_none();
         r
     }
 }

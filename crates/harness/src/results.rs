@@ -19,6 +19,23 @@ pub const SELECTION_SECONDS: &str = "selection_seconds";
 /// steps (the selected step, else the last recorded one; cells without steps are skipped).
 pub const SECONDS_PER_STEP: &str = "seconds_per_step";
 
+/// A cell's value of a pseudo-metric: `None` when `metric` is not one, `Some(None)` when
+/// the cell has no value for it (a learner without steps has no seconds per step).
+fn pseudo_metric(cell: &CellResult, metric: &str) -> Option<Option<f64>> {
+    Some(match metric {
+        TRAIN_SECONDS => Some(cell.train_seconds),
+        SELECTION_SECONDS => Some(cell.selection_seconds),
+        SECONDS_PER_STEP => {
+            let steps = cell
+                .selected_step
+                .or_else(|| cell.records.iter().map(|r| r.step).max())
+                .unwrap_or(0);
+            (steps > 0).then(|| cell.train_seconds / steps as f64)
+        }
+        _ => return None,
+    })
+}
+
 /// Mean, standard deviation (n-1), standard error of the mean and count.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Stat {
@@ -127,22 +144,8 @@ impl<'a> ExperimentResults<'a> {
         }
         let mut values = Vec::new();
         for cell in self.cells_of(ds[0], solvers[0]) {
-            if sel.metric == TRAIN_SECONDS {
-                values.push(cell.train_seconds);
-                continue;
-            }
-            if sel.metric == SELECTION_SECONDS {
-                values.push(cell.selection_seconds);
-                continue;
-            }
-            if sel.metric == SECONDS_PER_STEP {
-                let steps = cell
-                    .selected_step
-                    .or_else(|| cell.records.iter().map(|r| r.step).max())
-                    .unwrap_or(0);
-                if steps > 0 {
-                    values.push(cell.train_seconds / steps as f64);
-                }
+            if let Some(v) = pseudo_metric(cell, &sel.metric) {
+                values.extend(v);
                 continue;
             }
             let matching = cell
@@ -226,6 +229,10 @@ impl<'a> ExperimentResults<'a> {
     /// The numeric value of the first of `names` among a data set's spec parameters.
     pub fn dataset_param(&self, id: &str, names: &[String]) -> Option<f64> {
         let d = self.plan.datasets.iter().find(|d| d.id == id)?;
+        Self::numeric_param(d, names)
+    }
+
+    fn numeric_param(d: &crate::plan::DatasetInstance, names: &[String]) -> Option<f64> {
         match names.iter().find_map(|p| d.spec_params.get(p))? {
             toml::Value::Integer(i) => Some(*i as f64),
             toml::Value::Float(f) => Some(*f),
@@ -244,23 +251,33 @@ impl<'a> ExperimentResults<'a> {
         x_param: &[String],
     ) -> Vec<CurvePoint> {
         let mut points: Vec<CurvePoint> = (0..self.plan.datasets.len())
-            .filter_map(|di| {
-                let d = &self.plan.datasets[di];
-                let x = self.dataset_param(&d.id, x_param)?;
-                let sel = Selector {
-                    dataset: Some(d.id.clone()),
-                    solver: Some(self.plan.solvers[solver].label.clone()),
-                    metric: metric.to_string(),
-                    set: set.to_string(),
-                    k: None,
-                    at: At::Last,
-                };
-                let v = self.select(&sel).ok()?;
-                Stat::of(&v).map(|y| CurvePoint { x, y })
-            })
+            .filter_map(|di| self.param_point(di, solver, set, metric, x_param))
             .collect();
         points.sort_by(|a, b| a.x.total_cmp(&b.x));
         points
+    }
+
+    /// One data set's point of [`param_series`](Self::param_series).
+    pub fn param_point(
+        &self,
+        dataset: usize,
+        solver: usize,
+        set: &str,
+        metric: &str,
+        x_param: &[String],
+    ) -> Option<CurvePoint> {
+        let d = &self.plan.datasets[dataset];
+        let x = Self::numeric_param(d, x_param)?;
+        let sel = Selector {
+            dataset: Some(d.id.clone()),
+            solver: Some(self.plan.solvers[solver].label.clone()),
+            metric: metric.to_string(),
+            set: set.to_string(),
+            k: None,
+            at: At::Last,
+        };
+        let v = self.select(&sel).ok()?;
+        Stat::of(&v).map(|y| CurvePoint { x, y })
     }
 
     /// The tidy table: one row per record, with provenance columns.

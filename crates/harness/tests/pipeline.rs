@@ -560,9 +560,7 @@ tolerance = 1e-9
             .iter()
             .find(|c| c.id == id)
             .unwrap();
-        let o = dyad_harness::claims::judge(&res, c);
-        eprintln!("{id}: {} ({})", o.verdict, o.detail);
-        o.verdict
+        dyad_harness::claims::judge(&res, c).verdict
     };
     use dyad_harness::claims::Verdict;
     assert_eq!(verdict("same"), Verdict::Holds);
