@@ -11,9 +11,10 @@
 use crate::cache::RESULT_FORMAT_VERSION;
 use crate::data::{DataContext, Resolved, provider};
 use crate::profile::{Profile, resolve_value};
-use crate::registry::{self, RANKING_TASK, fingerprint};
+use crate::registry::{self, HUMAN_TASK, RANKING_TASK, fingerprint};
 use crate::spec::SplitKind;
 use crate::spec::{LoadedSpec, SpecError, table_of};
+use crate::tasks::human::HumanCell;
 use crate::tasks::ranking::{RankingCell, SplitCell};
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -68,6 +69,8 @@ pub struct Plan {
     pub datasets: Vec<DatasetInstance>,
     pub solvers: Vec<SolverInstance>,
     pub ranking: RankingCell,
+    /// The simulated human evaluation run after the ranking task, if the spec asks for it.
+    pub human: Option<HumanCell>,
     pub seed: u64,
     pub repeats: u32,
     pub cells: Vec<Cell>,
@@ -291,13 +294,29 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
     }
 
     let repeats = *s.protocol.repeats.at(profile);
-    let task_fp = fingerprint(RANKING_TASK.sources);
+    let human = s.protocol.human_evaluation.clone();
+    if human.is_some()
+        && let Some(d) = datasets.iter().find(|d| d.resolved.name != "web-standin")
+    {
+        return Err(spec.error(format!(
+            "key `protocol.human_evaluation`: the simulated raters judge latent concepts, which \
+             only the web stand-in has; data set `{}` is `{}`",
+            d.id, d.resolved.name
+        )));
+    }
+    let task = if human.is_some() {
+        &HUMAN_TASK
+    } else {
+        &RANKING_TASK
+    };
+    let task_fp = fingerprint(task.sources);
     let mut plan = Plan {
         spec: spec.clone(),
         profile,
         datasets,
         solvers,
         ranking,
+        human,
         seed: s.protocol.seed,
         repeats,
         cells: Vec::new(),
@@ -309,10 +328,14 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
                 continue;
             }
             let protocol = serde_json::to_value(plan.ranking_for(sv)).expect("serializable");
+            let mut task_key = json!({ "name": task.name, "code": task_fp, "protocol": protocol });
+            if let Some(h) = &plan.human {
+                task_key["human"] = serde_json::to_value(h).expect("serializable");
+            }
             for repeat in 0..repeats {
                 let canonical = json!({
                     "format": RESULT_FORMAT_VERSION,
-                    "task": { "name": RANKING_TASK.name, "code": task_fp, "protocol": protocol },
+                    "task": task_key,
                     "data": {
                         "name": d.resolved.name,
                         "params": d.resolved.params,

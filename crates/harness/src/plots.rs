@@ -71,7 +71,12 @@ fn panels(res: &ExperimentResults<'_>, plot: &PlotSpec) -> Vec<Panel> {
         .map(|(di, d)| {
             let mut series = Vec::new();
             for (si, sv) in plan.solvers.iter().enumerate() {
-                for set in &sets {
+                if !plot.solvers.is_empty()
+                    && !plot.solvers.iter().any(|s| *s == sv.label || s == sv.name)
+                {
+                    continue;
+                }
+                for (seti, set) in sets.iter().enumerate() {
                     let points = res.curve(di, si, set, &plot.metric, plot.x);
                     if points.is_empty() {
                         continue;
@@ -81,10 +86,14 @@ fn panels(res: &ExperimentResults<'_>, plot: &PlotSpec) -> Vec<Panel> {
                     } else {
                         sv.label.clone()
                     };
+                    // Train/validation curves are their test curve's colour, dashed; other
+                    // sets (e.g. the simulated raters' per-query sets) get colours of their own.
+                    let evaluated = ["test", "train", "validation"].contains(&set.as_str());
+                    let shade = if evaluated { 0 } else { seti };
                     series.push(Series {
                         name,
-                        color: PALETTE[si % PALETTE.len()],
-                        dashed: set != "test",
+                        color: PALETTE[(si + shade) % PALETTE.len()],
+                        dashed: set == "train" || set == "validation",
                         points,
                     });
                 }

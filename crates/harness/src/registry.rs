@@ -180,6 +180,19 @@ pub static RANKING_TASK: TaskEntry = TaskEntry {
     ],
 };
 
+/// The simulated human evaluation: the ranking task, then a rater panel on its final model.
+pub static HUMAN_TASK: TaskEntry = TaskEntry {
+    name: "human-evaluation",
+    sources: &[
+        "harness/src/tasks/human.rs",
+        "harness/src/tasks/ranking.rs",
+        "datasets/src/synthetic/raters.rs",
+        "core/src/metrics.rs",
+        "core/src/data.rs",
+        "core/src/rng.rs",
+    ],
+};
+
 /// Fingerprint of a set of source prefixes: sha256 over the matching files' paths and token
 /// hashes. Panics if a prefix matches no file (a registry typo must not silently drop code
 /// from the key); the registry test checks every entry.
@@ -228,6 +241,7 @@ mod tests {
             );
         }
         fingerprint(RANKING_TASK.sources);
+        fingerprint(HUMAN_TASK.sources);
         for d in crate::data::PROVIDERS {
             fingerprint(d.sources);
         }

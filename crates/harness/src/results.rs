@@ -173,7 +173,9 @@ impl<'a> ExperimentResults<'a> {
     }
 
     /// A curve of `metric` on `set` against `x`, averaged over repeats (points present in
-    /// every cached repeat only). For `x = k`, each repeat's last step is used.
+    /// every cached repeat only). For `x = k`, each repeat's last step is used. A cell with
+    /// several records at one point (e.g. one per simulated rater) contributes them all: the
+    /// statistics then pool those samples with the repeats.
     pub fn curve(
         &self,
         dataset: usize,
@@ -183,8 +185,10 @@ impl<'a> ExperimentResults<'a> {
         x: XAxis,
     ) -> Vec<CurvePoint> {
         let cells: Vec<&CellResult> = self.cells_of(dataset, solver).collect();
-        let mut by_x: std::collections::BTreeMap<u64, (Vec<f64>, Vec<f64>)> = Default::default();
-        for cell in &cells {
+        // Per x: values, seconds, how many cells contributed and the last one (index + 1).
+        type Point = (Vec<f64>, Vec<f64>, usize, usize);
+        let mut by_x: std::collections::BTreeMap<u64, Point> = Default::default();
+        for (ci, cell) in cells.iter().enumerate() {
             let recs = cell
                 .records
                 .iter()
@@ -210,13 +214,17 @@ impl<'a> ExperimentResults<'a> {
                     }
                 };
                 let e = by_x.entry(key).or_default();
+                if e.3 != ci + 1 {
+                    e.2 += 1;
+                    e.3 = ci + 1;
+                }
                 e.0.push(r.value);
                 e.1.push(r.seconds);
             }
         }
         by_x.into_iter()
-            .filter(|(_, (v, _))| v.len() == cells.len())
-            .filter_map(|(k, (v, secs))| {
+            .filter(|(_, (_, _, n, _))| *n == cells.len())
+            .filter_map(|(k, (v, secs, _, _))| {
                 let x = match x {
                     XAxis::Seconds => secs.iter().sum::<f64>() / secs.len() as f64,
                     _ => k as f64,

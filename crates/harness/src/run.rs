@@ -7,7 +7,7 @@ use crate::data::{self, Data};
 use crate::plan::Plan;
 use crate::provenance::{DYAD_VERSION, git_commit};
 use crate::registry;
-use crate::tasks::ranking;
+use crate::tasks::{human, ranking};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 use std::io::IsTerminal;
@@ -178,12 +178,14 @@ fn data_key(plan: &Plan, ci: usize) -> String {
 }
 
 fn run_cell(plan: &Plan, ci: usize, data: &Data, start: Instant) -> Result<CellResult, String> {
+    let raw = data;
     let cell = &plan.cells[ci];
     let sv = &plan.solvers[cell.solver];
     let d = &plan.datasets[cell.dataset];
     let converted;
     let data = match data {
         Data::Labeled(s) => s,
+        Data::Web(w) => &w.set,
         Data::MultiLabel(m) => {
             converted = data::multi_label_for_ranking(m).map_err(|e| e.to_string())?;
             &converted
@@ -208,14 +210,19 @@ fn run_cell(plan: &Plan, ci: usize, data: &Data, start: Instant) -> Result<CellR
     };
     let learners: Vec<&dyn dyad_algorithms::Learner> =
         built.iter().map(|b| b.learner.as_ref()).collect();
-    let out = ranking::run(
-        data,
-        &learners,
-        &plan.ranking_for(sv),
-        plan.seed,
-        cell.repeat,
-    )
-    .map_err(|e| e.to_string())?;
+    let protocol = plan.ranking_for(sv);
+    let out = match (&plan.human, raw) {
+        (None, _) => ranking::run(data, &learners, &protocol, plan.seed, cell.repeat)
+            .map_err(|e| e.to_string())?,
+        (Some(h), Data::Web(w)) => human::run(w, &learners, &protocol, h, plan.seed, cell.repeat)?,
+        (Some(_), other) => {
+            return Err(format!(
+                "the human evaluation needs the web stand-in, but `{}` is {}",
+                d.id,
+                other.kind()
+            ));
+        }
+    };
     Ok(CellResult {
         format: RESULT_FORMAT_VERSION,
         key: cell.key.clone(),

@@ -70,6 +70,10 @@ pub struct Protocol {
     /// Label-based retrieval (OASIS §7–8): per-class splits, rank the held-out set.
     #[serde(default)]
     pub ranking: Option<RankingProtocol>,
+    /// After the ranking task, a SIMULATED rater panel judges the final model's neighbours
+    /// (OASIS §7.3, §12.3; web stand-in data sets only).
+    #[serde(default)]
+    pub human_evaluation: Option<crate::tasks::human::HumanCell>,
 }
 
 /// A checkpoint grid: `0` and `max` always, plus either every `every` steps or `log_points`
@@ -257,6 +261,9 @@ pub struct PlotSpec {
     /// Sets to draw (default: all evaluated).
     #[serde(default)]
     pub sets: Vec<String>,
+    /// Solvers to draw, by label or registry name (default: all).
+    #[serde(default)]
+    pub solvers: Vec<String>,
     pub x_label: String,
     pub y_label: String,
     #[serde(default)]

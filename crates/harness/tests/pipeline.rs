@@ -653,3 +653,147 @@ fn parameter_axes_fit_power_laws_across_providers() {
     );
     assert!(o.detail.contains("fitted exponent"), "{}", o.detail);
 }
+
+const WEB_SPEC: &str = r#"
+title = "raters"
+paper = "demo"
+figure = "F3"
+
+[[datasets]]
+id = "web"
+name = "web-standin"
+params = { images = 1500, dim = 2000, idf_reference = 0 }
+
+[protocol]
+repeats = 1
+seed = 3
+checkpoints = { max = 3000, log_points = 4 }
+
+[protocol.ranking]
+split = "official"
+evaluate = ["test"]
+k_max = 10
+early_stopping = { validation_fraction = 0.1 }
+
+[protocol.human_evaluation]
+panel = { raters = 6 }
+sizes = { queries = 12, top = 5, negatives = 5 }
+
+[[solvers]]
+name = "oasis"
+params = { c = 0.1 }
+
+[[solvers]]
+name = "euclidean"
+
+[[plots]]
+id = "per-query"
+title = "per query"
+x = "k"
+metric = "precision"
+sets = ["per query: raters", "per query: ranker"]
+solvers = ["OASIS"]
+x_label = "query"
+y_label = "precision"
+"#;
+
+#[test]
+fn the_simulated_human_evaluation_adds_rater_records_to_the_ranking_cell() {
+    let f = fixture(WEB_SPEC);
+    let (plans, s) = plan_and_run(&f.ws, 2);
+    assert!(s.ok(), "{:?}", s.failed);
+    let res = ExperimentResults::load(&plans[0], &f.ws.cache());
+    let plain = fixture(&WEB_SPEC.replace(
+        "[protocol.human_evaluation]\npanel = { raters = 6 }\nsizes = { queries = 12, top = 5, negatives = 5 }\n",
+        "",
+    ));
+    let (plain_plans, s) = plan_and_run(&plain.ws, 2);
+    assert!(s.ok(), "{:?}", s.failed);
+    let plain_res = ExperimentResults::load(&plain_plans[0], &plain.ws.cache());
+    for (ci, cell) in res.cells.iter().enumerate() {
+        let cell = cell.as_ref().expect("computed");
+        let other = plain_res.cells[ci].as_ref().expect("computed");
+        assert_ne!(cell.key, other.key, "the human task has its own keys");
+        // The ranking part is the label-ranking task's, record for record.
+        let automatic: Vec<_> = cell
+            .records
+            .iter()
+            .filter(|r| r.set == "test" || r.set == "validation")
+            .map(|r| (r.set.clone(), r.metric.clone(), r.step, r.k, r.value))
+            .collect();
+        let expected: Vec<_> = other
+            .records
+            .iter()
+            .map(|r| (r.set.clone(), r.metric.clone(), r.step, r.k, r.value))
+            .collect();
+        assert_eq!(automatic, expected);
+        assert_eq!(cell.selected_step, other.selected_step);
+
+        let of = |set: &str, metric: &str| -> Vec<(Option<u32>, f64)> {
+            cell.records
+                .iter()
+                .filter(|r| r.set == set && r.metric == metric)
+                .map(|r| (r.k, r.value))
+                .collect()
+        };
+        let human = of("human", "precision");
+        assert_eq!(
+            human.iter().map(|p| p.0).collect::<Vec<_>>(),
+            (1..=5).map(Some).collect::<Vec<_>>()
+        );
+        // J-F3C: one record per rater and k for each of the selected queries (12 queries
+        // reach mAP ranks 1, 6 and 11), and their mean is the query's precision.
+        for rank in [1, 6, 11] {
+            let set = format!("human: query at mAP rank {rank}");
+            let recs = of(&set, "precision");
+            assert_eq!(recs.len(), 6 * 5, "{set}");
+            assert!(recs.iter().all(|(_, v)| (0.0..=1.0).contains(v)));
+        }
+        assert!(of("human: query at mAP rank 16", "precision").is_empty());
+        assert!(human.iter().all(|(_, v)| (0.0..=1.0).contains(v)));
+        for m in [
+            "map",
+            "ap_sd_over_queries",
+            "ap_sd_over_raters",
+            "negatives_marked",
+        ] {
+            assert_eq!(of("human", m).len(), 1, "{m}");
+        }
+        // J-F3D: sorted by human precision, best first; one ranker value per query.
+        let raters = of("per query: raters", "precision");
+        let ranker = of("per query: ranker", "precision");
+        assert_eq!(raters.len(), ranker.len());
+        assert!(!raters.is_empty() && raters.len() <= 12);
+        assert!(raters.windows(2).all(|w| w[0].1 >= w[1].1), "{raters:?}");
+    }
+    // The pooled curve of a J-F3C set averages the raters: its points are the per-k means.
+    let si = plans[0]
+        .solvers
+        .iter()
+        .position(|s| s.name == "oasis")
+        .unwrap();
+    let curve = res.curve(
+        0,
+        si,
+        "human: query at mAP rank 1",
+        "precision",
+        dyad_harness::spec::XAxis::K,
+    );
+    assert_eq!(curve.len(), 5);
+    assert!(curve.iter().all(|p| p.y.n == 6));
+
+    // Data sets without latent concepts are refused when planning.
+    let bad = fixture(&WEB_SPEC.replace(
+        "name = \"web-standin\"\nparams = { images = 1500, dim = 2000, idf_reference = 0 }",
+        "name = \"caltech256-standin\"\nparams = { classes = 3, per_class = 10, dim = 50 }",
+    ));
+    let ctx = bad.ws.data_context();
+    let err = match bad
+        .ws
+        .plan(&bad.ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
+    {
+        Ok(_) => panic!("a caltech data set must be refused"),
+        Err(e) => e.to_string(),
+    };
+    assert!(err.contains("human_evaluation"), "{err}");
+}

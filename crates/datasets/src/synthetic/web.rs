@@ -36,9 +36,12 @@
 //! links; each link picks one of the image's concepts by mixing weight, then with probability
 //! `tail_share` a uniformly random tail query of the concept's topic (long-tail queries: they
 //! make most of the single-image queries), otherwise a head query by the concept's Zipf law.
-//! This is the **partial labelling**: an image is linked to ~1.4 of the ~80 queries its
+//! This is the **partial labelling**: an image is linked to ~1.4 of the ~40 queries its
 //! concepts would justify, so two images of the same concept usually share no query, while
-//! images of different concepts of a topic sometimes do.
+//! images of different concepts of a topic sometimes do. With Zipf exponent 1 over 40 head
+//! queries, two links of one concept hit the same head query with probability ~0.09 and links
+//! of two concepts of a topic (independent orders) with probability 1/40 = 0.025: the
+//! concepts, which the visual words reveal, predict the queries, so a ranker can learn.
 //! Each link carries a heavy-tailed click count `floor(U^(−1/click_tail))`, `U ~ U(0, 1]`
 //! (`P(count ≥ c) = c^−click_tail`, capped at 10^6); repeated links to one query add up.
 //! `R_QI(q, p)` = the click count; the image's **relevance list** (the `LabeledSet`'s
@@ -79,21 +82,25 @@
 //!
 //! * `dim = 10000`; `mean_blocks` gives about 70 non-zeros per image ("on average around 70
 //!   non-zero values (out of 10000)").
-//! * Queries: a topic (20 concepts, ~10,000 images) owns 80 head and 10,000 tail queries;
+//! * Queries: a topic (10 concepts, ~5,000 images) owns 40 head and 5,000 tail queries;
 //!   `tail_share` and `links_per_image` were tuned so the realised train/test query counts
 //!   follow J-T1's proportions (139,944 train and 41,877 test queries for 2,292,259 / 402,164
-//!   images: 6.1 % and 10.4 % of the images; the stand-in gives 6.3 % and 10.5 % at 100K
-//!   images, and 140,536 train / 42,189 test / 160,257 distinct queries at the J-T1 size)
+//!   images: 6.1 % and 10.4 % of the images; the stand-in gives 6.3 % and 10.8 % at 100K
+//!   images, and 141,583 train / 42,484 test / 161,600 distinct queries at the J-T1 size)
 //!   and about one clicked query per 16–18 images (paper: ~150K queries for 2.7M images) — the paper's low test/train query ratio (0.30) under a random image split
 //!   implies that most queries hold a single image, which the tail queries provide.
 //! * The spec's "about 100" queries per image (§11 item 19) is not copied: with ~1 query per
 //!   18 images it would mean ~1800 images per query; the stand-in makes ~1.4 distinct query
 //!   links per image.
 //! * Partial labelling (few head queries per image) and the style nuisance keep plain
-//!   dot-product precision@1 on the test part low (about 1 % at 100K images; the paper
-//!   reports 1.5 % for the *learned* OASIS ranker, J-F3A), while the latent-concept oracle
-//!   ([`RetrievalDiagnostics::oracle_precision_at_1`], about 4.6 %) shows the head-room a
-//!   learned ranker has.
+//!   dot-product precision@1 on the test part low (2.2 % at 100K images, 1.4 % at the J-T1
+//!   size, against chance 0.5 % and 0.02 %; the paper reports 1.5 % for the *learned* OASIS
+//!   ranker, J-F3A), while the latent-concept oracle
+//!   ([`RetrievalDiagnostics::oracle_precision_at_1`], 13 %) shows the head-room a learned
+//!   ranker has. An earlier calibration (topics of 20 concepts, 80 head queries, Zipf 0.7)
+//!   made the queries of a topic's concepts nearly interchangeable: the oracle was only ~2×
+//!   chance, OASIS's validation mAP never rose and early stopping (J-F4) chose ~0 steps.
+//!   `examples/web_calibrate.rs` prints these diagnostics for any parameters.
 //!
 //! Memory: the feature matrix dominates (`nnz × 16` bytes, about 3 GB at 2.7M images with 70
 //! non-zeros); the compact per-chunk counts (8 bytes per non-zero) coexist with it while the
@@ -245,16 +252,16 @@ fn d_style_share() -> f64 {
     0.4
 }
 fn d_concepts_per_topic() -> usize {
-    20
+    10
 }
 fn d_head_queries() -> usize {
-    80
+    40
 }
 fn d_query_zipf() -> f64 {
-    0.7
+    1.0
 }
 fn d_tail_queries() -> usize {
-    10_000
+    5_000
 }
 fn d_tail_share() -> f64 {
     0.039
@@ -1649,13 +1656,15 @@ mod tests {
             "features carry signal: {p1} vs chance {}",
             d.chance
         );
+        // Learnable: knowing the concepts (what a learned ranker can recover from the
+        // words) gives several times the identity's precision, but far from all of it.
         assert!(
-            d.oracle_precision_at_1 > 2.0 * p1,
+            d.oracle_precision_at_1 > 4.0 * p1,
             "oracle {}",
             d.oracle_precision_at_1
         );
         assert!(
-            d.oracle_precision_at_1 < 0.1,
+            d.oracle_precision_at_1 < 0.25,
             "oracle {}",
             d.oracle_precision_at_1
         );

@@ -15,7 +15,7 @@ use dyad_datasets::imagenet::MultiLabelSet;
 use dyad_datasets::mnist::{self, Mnist};
 use dyad_datasets::registry::DatasetInfo;
 use dyad_datasets::synthetic::mnist::MnistStandin;
-use dyad_datasets::synthetic::web::WebStandin;
+use dyad_datasets::synthetic::web::{WebData, WebStandin};
 use dyad_datasets::{ContentHasher, DataError};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -79,6 +79,9 @@ pub enum Data {
     MultiLabel(MultiLabelSet),
     /// A dense genes x samples expression matrix.
     Expression(ExpressionSet),
+    /// The web-scale stand-in: labelled images (`set`) plus what only a generator knows —
+    /// clicks and latent concepts — for the simulated human evaluation.
+    Web(Box<WebData>),
 }
 
 impl Data {
@@ -87,6 +90,7 @@ impl Data {
             Data::Labeled(_) => "labelled examples",
             Data::MultiLabel(_) => "multi-label examples",
             Data::Expression(_) => "an expression matrix",
+            Data::Web(_) => "web stand-in images",
         }
     }
 }
@@ -568,7 +572,7 @@ fn resolve_web_standin(_: &DataContext, params: &toml::Table) -> Result<Resolved
     );
     let c = config.clone();
     synthetic("web-standin", &config, note, move || {
-        Ok(Data::Labeled(c.generate()?.set))
+        Ok(Data::Web(Box::new(c.generate()?)))
     })
 }
 
@@ -752,7 +756,8 @@ mod tests {
     fn absent_data_falls_back_to_marked_stand_ins_of_the_right_kind() {
         let dir = tempfile::tempdir().unwrap();
         let ctx = DataContext::new(dir.path().join("none"), dir.path().join("cache"));
-        let small: [(&str, &str); 6] = [
+        let small: [(&str, &str); 7] = [
+            ("web-standin", "images = 300\nidf_reference = 0"),
             (
                 "caltech256",
                 "subset = \"c10\"\nstandin = { per_class = 4, dim = 50 }",
@@ -788,6 +793,7 @@ mod tests {
             let kind_ok = match (name, &*data) {
                 ("imagenet-sbow", Data::MultiLabel(_)) => true,
                 ("prostate" | "allen-brain", Data::Expression(_)) => true,
+                ("web-standin", Data::Web(w)) => w.set.n() > 0,
                 (_, Data::Labeled(s)) => s.n() > 0,
                 _ => false,
             };

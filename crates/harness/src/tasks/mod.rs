@@ -1,1 +1,2 @@
+pub mod human;
 pub mod ranking;
