@@ -1,7 +1,7 @@
 //! Results of one experiment: its cells' records as a tidy table (polars, written as parquet
 //! and CSV with provenance columns), and the statistics plots, reports and checks read.
 
-use crate::cache::{Cache, CellResult};
+use crate::cache::{Cache, CellResult, Record};
 use crate::plan::Plan;
 use crate::spec::{At, Selector, XAxis};
 use polars::prelude::*;
@@ -19,10 +19,44 @@ pub const SELECTION_SECONDS: &str = "selection_seconds";
 /// steps (the selected step, else the last recorded one; cells without steps are skipped).
 pub const SECONDS_PER_STEP: &str = "seconds_per_step";
 
+/// The pseudo-metric selecting the hold-out run's solver seconds until its validation mAP
+/// saturated: the first checkpoint whose validation mAP is within [`SATURATION_TOLERANCE`]
+/// (relative) of the best one. The paper stops web training "when mAP saturated" (spec
+/// §7.2); where the curve creeps up by less than that to the end of the grid, the arg-max
+/// early stopping (`selected_step`) picks the grid's end while this picks the plateau's start.
+/// Cells without a validation curve (learners run to convergence) give their
+/// `train_seconds`: their training ends when they stop improving.
+pub const SATURATION_SECONDS: &str = "saturation_seconds";
+
+/// The step of [`SATURATION_SECONDS`]'s checkpoint.
+pub const SATURATION_STEP: &str = "saturation_step";
+
+/// Relative distance to the best validation mAP that counts as saturated.
+pub const SATURATION_TOLERANCE: f64 = 0.01;
+
+/// The first validation-mAP record (by step) within [`SATURATION_TOLERANCE`] of the best.
+pub fn saturation(records: &[Record]) -> Option<&Record> {
+    let mut val: Vec<&Record> = records
+        .iter()
+        .filter(|r| r.set == "validation" && r.metric == "map" && r.k.is_none())
+        .collect();
+    val.sort_by_key(|r| r.step);
+    let best = val
+        .iter()
+        .map(|r| r.value)
+        .fold(f64::NEG_INFINITY, f64::max);
+    val.into_iter()
+        .find(|r| r.value >= best - SATURATION_TOLERANCE * best.abs())
+}
+
 /// A cell's value of a pseudo-metric: `None` when `metric` is not one, `Some(None)` when
 /// the cell has no value for it (a learner without steps has no seconds per step).
 fn pseudo_metric(cell: &CellResult, metric: &str) -> Option<Option<f64>> {
     Some(match metric {
+        SATURATION_SECONDS => {
+            Some(saturation(&cell.records).map_or(cell.train_seconds, |r| r.seconds))
+        }
+        SATURATION_STEP => saturation(&cell.records).map(|r| r.step as f64),
         TRAIN_SECONDS => Some(cell.train_seconds),
         SELECTION_SECONDS => Some(cell.selection_seconds),
         SECONDS_PER_STEP => {
@@ -431,7 +465,34 @@ impl Cols {
 
 #[cfg(test)]
 mod tests {
-    use super::Stat;
+    use super::{Record, Stat, saturation};
+
+    #[test]
+    fn saturation_is_the_first_checkpoint_within_one_percent_of_the_best() {
+        let rec = |set: &str, step: u64, value: f64| Record {
+            set: set.into(),
+            metric: "map".into(),
+            step,
+            seconds: step as f64 / 10.0,
+            k: None,
+            value,
+        };
+        let curve = [
+            rec("validation", 0, 0.10),
+            rec("validation", 10, 0.08),
+            rec("validation", 100, 0.1985),
+            rec("validation", 1000, 0.1995),
+            rec("validation", 10000, 0.200),
+            rec("test", 5, 0.5),
+        ];
+        // Best 0.200: 0.1985 is within 1 % (>= 0.198), 0.08 and 0.10 are not.
+        let s = saturation(&curve).unwrap();
+        assert_eq!((s.step, s.seconds), (100, 10.0));
+        // A falling curve saturates at its start; no validation records, no saturation.
+        let falling = [rec("validation", 0, 0.3), rec("validation", 10, 0.2)];
+        assert_eq!(saturation(&falling).unwrap().step, 0);
+        assert!(saturation(&curve[5..]).is_none());
+    }
 
     #[test]
     fn stat_matches_hand_computation() {
