@@ -117,7 +117,23 @@ fn selector(claim: &Claim, dataset: &str, solver: &str, k: Option<u32>) -> Selec
 fn ks(res: &ExperimentResults<'_>, claim: &Claim) -> Vec<Option<u32>> {
     match (claim.k, claim.metric.as_str()) {
         (Some(k), _) => vec![Some(k)],
-        (None, "precision") => (1..=res.plan.ranking.k_max as u32).map(Some).collect(),
+        (None, "precision") => {
+            // Every k the set records (e.g. 1..=10 for the simulated raters' "human" set),
+            // else the protocol's 1..=k_max (whose absence the verdict then reports).
+            let recorded: std::collections::BTreeSet<u32> = res
+                .cells
+                .iter()
+                .flatten()
+                .flat_map(|c| &c.records)
+                .filter(|r| r.set == claim.set && r.metric == claim.metric)
+                .filter_map(|r| r.k)
+                .collect();
+            if recorded.is_empty() {
+                (1..=res.plan.ranking.k_max as u32).map(Some).collect()
+            } else {
+                recorded.into_iter().map(Some).collect()
+            }
+        }
         (None, _) => vec![None],
     }
 }
