@@ -686,6 +686,16 @@ params = { c = 0.1 }
 [[solvers]]
 name = "euclidean"
 
+[[claims]]
+id = "raters"
+text = "raters prefer OASIS, at least up to a margin"
+kind = "greater"
+metric = "precision"
+set = "human"
+solver = "oasis"
+versus = "euclidean"
+tolerance = 1.0
+
 [[plots]]
 id = "per-query"
 title = "per query"
@@ -781,6 +791,16 @@ fn the_simulated_human_evaluation_adds_rater_records_to_the_ranking_cell() {
     );
     assert_eq!(curve.len(), 5);
     assert!(curve.iter().all(|p| p.y.n == 6));
+    // A claim over precision without k covers the ks the set records (1..=5), not k_max.
+    let claim = &plans[0].spec.spec.claims[0];
+    let o = dyad_harness::claims::judge(&res, claim);
+    assert_eq!(
+        o.verdict,
+        dyad_harness::claims::Verdict::Holds,
+        "{}",
+        o.detail
+    );
+    assert!(o.detail.contains("5/5 k"), "{}", o.detail);
 
     // Data sets without latent concepts are refused when planning.
     let bad = fixture(&WEB_SPEC.replace(
