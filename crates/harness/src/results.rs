@@ -219,8 +219,15 @@ impl<'a> ExperimentResults<'a> {
         x: XAxis,
     ) -> Vec<CurvePoint> {
         let cells: Vec<&CellResult> = self.cells_of(dataset, solver).collect();
-        // Per x: values, seconds, how many cells contributed and the last one (index + 1).
-        type Point = (Vec<f64>, Vec<f64>, usize, usize);
+        #[derive(Default)]
+        struct Point {
+            values: Vec<f64>,
+            seconds: Vec<f64>,
+            /// Cells that contributed (cells are visited in order, so the last one suffices
+            /// to count them).
+            cells: usize,
+            last_cell: Option<usize>,
+        }
         let mut by_x: std::collections::BTreeMap<u64, Point> = Default::default();
         for (ci, cell) in cells.iter().enumerate() {
             let recs = cell
@@ -248,23 +255,32 @@ impl<'a> ExperimentResults<'a> {
                     }
                 };
                 let e = by_x.entry(key).or_default();
-                if e.3 != ci + 1 {
-                    e.2 += 1;
-                    e.3 = ci + 1;
+                if e.last_cell != Some(ci) {
+                    e.cells += 1;
+                    e.last_cell = Some(ci);
                 }
-                e.0.push(r.value);
-                e.1.push(r.seconds);
+                e.values.push(r.value);
+                e.seconds.push(r.seconds);
             }
         }
         by_x.into_iter()
-            .filter(|(_, (_, _, n, _))| *n == cells.len())
-            .filter_map(|(k, (v, secs, _, _))| {
-                let x = match x {
-                    XAxis::Seconds => secs.iter().sum::<f64>() / secs.len() as f64,
-                    _ => k as f64,
-                };
-                Stat::of(&v).map(|y| CurvePoint { x, y })
-            })
+            .filter(|(_, p)| p.cells == cells.len())
+            .filter_map(
+                |(
+                    k,
+                    Point {
+                        values: v,
+                        seconds: secs,
+                        ..
+                    },
+                )| {
+                    let x = match x {
+                        XAxis::Seconds => secs.iter().sum::<f64>() / secs.len() as f64,
+                        _ => k as f64,
+                    };
+                    Stat::of(&v).map(|y| CurvePoint { x, y })
+                },
+            )
             .collect()
     }
 

@@ -177,13 +177,12 @@ fn data_key(plan: &Plan, ci: usize) -> String {
     format!("{}|{}|{}", d.name, d.params, d.identity)
 }
 
-fn run_cell(plan: &Plan, ci: usize, data: &Data, start: Instant) -> Result<CellResult, String> {
-    let raw = data;
+fn run_cell(plan: &Plan, ci: usize, loaded: &Data, start: Instant) -> Result<CellResult, String> {
     let cell = &plan.cells[ci];
     let sv = &plan.solvers[cell.solver];
     let d = &plan.datasets[cell.dataset];
     let converted;
-    let data = match data {
+    let data = match loaded {
         Data::Labeled(s) => s,
         Data::Web(w) => &w.set,
         Data::MultiLabel(m) => {
@@ -195,7 +194,7 @@ fn run_cell(plan: &Plan, ci: usize, data: &Data, start: Instant) -> Result<CellR
                 "the label-ranking task needs labelled examples, but `{}` ({}) is {}",
                 d.id,
                 d.resolved.name,
-                data.kind()
+                loaded.kind()
             ));
         }
     };
@@ -211,7 +210,7 @@ fn run_cell(plan: &Plan, ci: usize, data: &Data, start: Instant) -> Result<CellR
     let learners: Vec<&dyn dyad_algorithms::Learner> =
         built.iter().map(|b| b.learner.as_ref()).collect();
     let protocol = plan.ranking_for(sv);
-    let out = match (&plan.human, raw) {
+    let out = match (&plan.human, loaded) {
         (None, _) => ranking::run(data, &learners, &protocol, plan.seed, cell.repeat)
             .map_err(|e| e.to_string())?,
         (Some(h), Data::Web(w)) => human::run(w, &learners, &protocol, h, plan.seed, cell.repeat)?,

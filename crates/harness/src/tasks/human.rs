@@ -93,7 +93,9 @@ pub fn run(
     let data = &web.set;
     let mut out = ranking::run(data, candidates, cell, seed, repeat).map_err(err)?;
 
-    // The same rows and learner seed as the ranking task (see `ranking::run`).
+    // The same rows and learner seed as the ranking task (see `ranking::run`). Written again
+    // here rather than shared: moving it into `ranking.rs` would change that file's
+    // fingerprint and so every cached cell's key; share it when the cache is rebuilt anyway.
     let mut split_rng = seeded(derive_seed(seed, &format!("split/{repeat}")));
     let (train_idx, mut test_idx) = match cell.split {
         SplitCell::PerClass { train, test } => data.per_class_split(train, test, &mut split_rng),
