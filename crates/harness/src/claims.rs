@@ -1,6 +1,7 @@
 //! Verdicts on the papers' claims, computed from our results: holds, does not hold, or not
 //! comparable (with the reason).
 
+use crate::plots::SlopeBound;
 use crate::results::ExperimentResults;
 use crate::spec::{Claim, ClaimKind, Selector, XAxis};
 use std::fmt;
@@ -303,15 +304,29 @@ fn slope_within(
         claim.metric,
         x_param.join("/")
     ))?;
+    let lower = res.lower_bound_xs(si, &claim.metric, &x_param);
     let listed: Vec<String> = points
         .iter()
-        .map(|(x, y)| format!("{x} -> {}", num(*y)))
+        .map(|(x, y)| {
+            let at_least = if lower.contains(x) { ">= " } else { "" };
+            format!("{x} -> {at_least}{}", num(*y))
+        })
         .collect();
-    Ok((
-        (lo..=hi).contains(&b),
-        format!(
-            "fitted exponent {b:.2} over {} (range {lo}..{hi})",
-            listed.join(", ")
-        ),
-    ))
+    let over = format!("over {} (range {lo}..{hi})", listed.join(", "));
+    match crate::plots::slope_bound(&points, &lower) {
+        SlopeBound::Exact => Ok((
+            (lo..=hi).contains(&b),
+            format!("fitted exponent {b:.2} {over}"),
+        )),
+        // A lower bound above the range decides; anything else does not.
+        SlopeBound::AtLeast if b > hi => Ok((false, format!("fitted exponent >= {b:.2} {over}"))),
+        SlopeBound::AtLeast => Err(format!(
+            "fitted exponent >= {b:.2} {over}: the largest subsets had not saturated by the \
+             grid's last checkpoint ('>='), so the exponent is only a lower bound"
+        )),
+        SlopeBound::Unknown => Err(format!(
+            "fitted exponent {b:.2} {over}: points marked '>=' had not saturated by the grid's \
+             last checkpoint, and not only at the largest x, so the exponent is not bounded"
+        )),
+    }
 }

@@ -142,6 +142,45 @@ pub fn power_fit(points: &[(f64, f64)]) -> Option<(f64, f64)> {
     Some(((my - b * mx).exp(), b))
 }
 
+/// What a fitted exponent says when some of the y values are only lower bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlopeBound {
+    /// Every y is exact.
+    Exact,
+    /// The true exponent is at least the fitted one: no lower-bounded point lies left of the
+    /// mean of log x, so raising its y cannot lower the least-squares slope (the slope's
+    /// derivative in log y_i is (log x_i - mean log x) / Sxx).
+    AtLeast,
+    /// Some lower-bounded point lies left of the mean: the slope is not bounded.
+    Unknown,
+}
+
+/// How the exponent of [`power_fit`] over `points` is bounded when the points at
+/// `lower_xs` are lower bounds.
+pub fn slope_bound(points: &[(f64, f64)], lower_xs: &[f64]) -> SlopeBound {
+    let logs: Vec<f64> = points
+        .iter()
+        .filter(|(x, y)| *x > 0.0 && *y > 0.0)
+        .map(|(x, _)| x.ln())
+        .collect();
+    let lower: Vec<f64> = lower_xs
+        .iter()
+        .filter(|x| points.iter().any(|(px, _)| px == *x))
+        .map(|x| x.ln())
+        .collect();
+    if lower.is_empty() || logs.is_empty() {
+        return SlopeBound::Exact;
+    }
+    let mean = logs.iter().sum::<f64>() / logs.len() as f64;
+    // A point on the mean (to rounding) does not move the slope.
+    let tol = 1e-9 * mean.abs().max(1.0);
+    if lower.iter().all(|&l| l >= mean - tol) {
+        SlopeBound::AtLeast
+    } else {
+        SlopeBound::Unknown
+    }
+}
+
 /// One panel over all data sets: x = each data set's parameter, one series per solver, plus
 /// the given overlays.
 fn param_panel(
@@ -159,8 +198,17 @@ fn param_panel(
             continue;
         }
         let xy: Vec<(f64, f64)> = points.iter().map(|p| (p.x, p.y.mean)).collect();
+        let lower = res.lower_bound_xs(si, &plot.metric, param);
         let name = match power_fit(&xy).filter(|_| plot.fit_power) {
-            Some((_, b)) => format!("{} (slope {b:.2})", sv.label),
+            Some((_, b)) => match slope_bound(&xy, &lower) {
+                SlopeBound::Exact => format!("{} (slope {b:.2})", sv.label),
+                SlopeBound::AtLeast => {
+                    format!("{} (slope >= {b:.2}: not saturated at largest x)", sv.label)
+                }
+                SlopeBound::Unknown => {
+                    format!("{} (slope {b:.2}, unbounded: lower-bound points)", sv.label)
+                }
+            },
             None => sv.label.clone(),
         };
         series.push(Series {
@@ -484,4 +532,29 @@ where
         .border_style(BLACK)
         .label_font(("sans-serif", 13))
         .draw()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{SlopeBound, power_fit, slope_bound};
+
+    #[test]
+    fn a_lower_bound_right_of_the_mean_bounds_the_slope_from_below() {
+        // y = 2 x exactly: slope 1.
+        let pts = [(10.0, 20.0), (100.0, 200.0), (1000.0, 2000.0)];
+        let (a, b) = power_fit(&pts).unwrap();
+        assert!((b - 1.0).abs() < 1e-12 && (a - 2.0).abs() < 1e-9);
+        assert_eq!(slope_bound(&pts, &[]), SlopeBound::Exact);
+        assert_eq!(slope_bound(&pts, &[1000.0]), SlopeBound::AtLeast);
+        // The middle point sits on the mean of log x (it does not move the slope); the first
+        // lies left of it.
+        assert_eq!(slope_bound(&pts, &[100.0]), SlopeBound::AtLeast);
+        assert_eq!(slope_bound(&pts, &[10.0]), SlopeBound::Unknown);
+        assert_eq!(slope_bound(&pts, &[10.0, 1000.0]), SlopeBound::Unknown);
+        // x values that are not points of the series are ignored.
+        assert_eq!(slope_bound(&pts, &[5.0]), SlopeBound::Exact);
+        // The bound is real: raising the last y raises the fitted slope.
+        let raised = [(10.0, 20.0), (100.0, 200.0), (1000.0, 5000.0)];
+        assert!(power_fit(&raised).unwrap().1 > b);
+    }
 }

@@ -34,13 +34,28 @@ pub const SATURATION_STEP: &str = "saturation_step";
 /// Relative distance to the best validation mAP that counts as saturated.
 pub const SATURATION_TOLERANCE: f64 = 0.01;
 
-/// The first validation-mAP record (by step) within [`SATURATION_TOLERANCE`] of the best.
-pub fn saturation(records: &[Record]) -> Option<&Record> {
+/// The validation-mAP records of a cell's hold-out run, by step.
+fn validation_curve(records: &[Record]) -> Vec<&Record> {
     let mut val: Vec<&Record> = records
         .iter()
         .filter(|r| r.set == "validation" && r.metric == "map" && r.k.is_none())
         .collect();
     val.sort_by_key(|r| r.step);
+    val
+}
+
+/// Whether the hold-out run was still improving at its last checkpoint: the saturation
+/// checkpoint is the grid's last one (no earlier checkpoint is within the tolerance of the
+/// best), so the saturation pseudo-metrics are lower bounds of the time to saturation.
+pub fn unsaturated(records: &[Record]) -> bool {
+    let val = validation_curve(records);
+    val.len() > 1
+        && saturation(records).is_some_and(|s| Some(&s.step) == val.last().map(|r| &r.step))
+}
+
+/// The first validation-mAP record (by step) within [`SATURATION_TOLERANCE`] of the best.
+pub fn saturation(records: &[Record]) -> Option<&Record> {
+    let val = validation_curve(records);
     let best = val
         .iter()
         .map(|r| r.value)
@@ -315,6 +330,19 @@ impl<'a> ExperimentResults<'a> {
         points
     }
 
+    /// The x values of [`param_series`](Self::param_series) whose y is only a lower bound:
+    /// a saturation pseudo-metric of a cell whose hold-out run had not saturated by the end
+    /// of its grid ([`unsaturated`]).
+    pub fn lower_bound_xs(&self, solver: usize, metric: &str, x_param: &[String]) -> Vec<f64> {
+        if !matches!(metric, SATURATION_SECONDS | SATURATION_STEP) {
+            return Vec::new();
+        }
+        (0..self.plan.datasets.len())
+            .filter(|&di| self.cells_of(di, solver).any(|c| unsaturated(&c.records)))
+            .filter_map(|di| Self::numeric_param(&self.plan.datasets[di], x_param))
+            .collect()
+    }
+
     /// One data set's point of [`param_series`](Self::param_series).
     pub fn param_point(
         &self,
@@ -481,7 +509,7 @@ impl Cols {
 
 #[cfg(test)]
 mod tests {
-    use super::{Record, Stat, saturation};
+    use super::{Record, Stat, saturation, unsaturated};
 
     #[test]
     fn saturation_is_the_first_checkpoint_within_one_percent_of_the_best() {
@@ -508,6 +536,18 @@ mod tests {
         let falling = [rec("validation", 0, 0.3), rec("validation", 10, 0.2)];
         assert_eq!(saturation(&falling).unwrap().step, 0);
         assert!(saturation(&curve[5..]).is_none());
+        // Saturated before the grid's end: exact. Still rising at the last checkpoint (no
+        // earlier value within 1 % of it): a lower bound. One checkpoint, or none: exact.
+        assert!(!unsaturated(&curve));
+        let rising = [
+            rec("validation", 0, 0.10),
+            rec("validation", 10, 0.15),
+            rec("validation", 100, 0.19),
+        ];
+        assert!(unsaturated(&rising));
+        assert!(!unsaturated(&falling));
+        assert!(!unsaturated(&rising[2..]));
+        assert!(!unsaturated(&curve[5..]));
     }
 
     #[test]
