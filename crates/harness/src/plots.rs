@@ -198,9 +198,8 @@ fn param_panel(
             continue;
         }
         let xy: Vec<(f64, f64)> = points.iter().map(|p| (p.x, p.y.mean)).collect();
-        let lower = res.lower_bound_xs(si, &plot.metric, param);
         let name = match power_fit(&xy).filter(|_| plot.fit_power) {
-            Some((_, b)) => match slope_bound(&xy, &lower) {
+            Some((_, b)) => match slope_bound(&xy, &res.lower_bound_xs(si, &plot.metric, param)) {
                 SlopeBound::Exact => format!("{} (slope {b:.2})", sv.label),
                 SlopeBound::AtLeast => {
                     format!("{} (slope >= {b:.2}: not saturated at largest x)", sv.label)

@@ -49,18 +49,22 @@ fn validation_curve(records: &[Record]) -> Vec<&Record> {
 /// best), so the saturation pseudo-metrics are lower bounds of the time to saturation.
 pub fn unsaturated(records: &[Record]) -> bool {
     let val = validation_curve(records);
-    val.len() > 1
-        && saturation(records).is_some_and(|s| Some(&s.step) == val.last().map(|r| &r.step))
+    val.len() > 1 && first_saturated(&val).is_some_and(|s| s.step == val[val.len() - 1].step)
 }
 
 /// The first validation-mAP record (by step) within [`SATURATION_TOLERANCE`] of the best.
 pub fn saturation(records: &[Record]) -> Option<&Record> {
-    let val = validation_curve(records);
+    first_saturated(&validation_curve(records))
+}
+
+/// [`saturation`] over a validation curve sorted by step.
+fn first_saturated<'r>(val: &[&'r Record]) -> Option<&'r Record> {
     let best = val
         .iter()
         .map(|r| r.value)
         .fold(f64::NEG_INFINITY, f64::max);
-    val.into_iter()
+    val.iter()
+        .copied()
         .find(|r| r.value >= best - SATURATION_TOLERANCE * best.abs())
 }
 
