@@ -12,46 +12,17 @@
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use dyad_algorithms::baselines::lego::lego_update;
 use dyad_algorithms::baselines::mcml::{McmlConfig, McmlSolver, objective_gradient};
+use dyad_algorithms::fixtures::sparse_classes;
 use dyad_algorithms::metric::Mahalanobis;
-use dyad_core::{LabeledSet, Rng, SparseVec, seeded};
+use dyad_core::{SparseVec, seeded};
 use ndarray::Array2;
-use rand::Rng as _;
-use rand::seq::index::sample;
-use sprs::TriMat;
 use std::hint::black_box;
-
-/// `n` rows in `classes` classes: each row mixes its class's prototype support with random
-/// visual words, `nnz` non-zeros in all, L2-normalised.
-fn caltech_like(n: usize, d: usize, classes: usize, nnz: usize, rng: &mut Rng) -> LabeledSet {
-    let protos: Vec<Vec<usize>> = (0..classes)
-        .map(|_| sample(rng, d, nnz).into_vec())
-        .collect();
-    let mut t = TriMat::new((n, d));
-    let labels: Vec<u32> = (0..n).map(|i| (i % classes) as u32).collect();
-    for (i, &c) in labels.iter().enumerate() {
-        let mut row = vec![0.0; d];
-        for &j in &protos[c as usize][..nnz / 2] {
-            row[j] += rng.random_range(0.5..1.0);
-        }
-        for j in sample(rng, d, nnz - nnz / 2) {
-            row[j] += rng.random_range(0.0..1.0);
-        }
-        let norm = row.iter().map(|v| v * v).sum::<f64>().sqrt();
-        for (j, v) in row.into_iter().enumerate() {
-            if v != 0.0 {
-                t.add_triplet(i, j, v / norm);
-            }
-        }
-    }
-    let names = (0..classes).map(|c| format!("c{c}")).collect();
-    LabeledSet::new(t.to_csr(), labels, names, None).expect("consistent")
-}
 
 fn mcml(c: &mut Criterion) {
     let mut group = c.benchmark_group("mcml");
     group.sample_size(10);
     for n in [400usize, 2000] {
-        let set = caltech_like(n, 1000, 20, 100, &mut seeded(1));
+        let set = sparse_classes(n, 1000, 20, 100, &mut seeded(1));
         let mut solver = McmlSolver::new(&set, &McmlConfig::default()).expect("solver");
         for _ in 0..3 {
             solver.iterate().expect("iteration");
@@ -67,7 +38,7 @@ fn mcml(c: &mut Criterion) {
             },
         );
     }
-    let set = caltech_like(400, 1000, 20, 100, &mut seeded(2));
+    let set = sparse_classes(400, 1000, 20, 100, &mut seeded(2));
     let mut x = Array2::<f64>::zeros((set.n(), set.dim()));
     for (i, row) in set.x.outer_iterator().enumerate() {
         for (j, &v) in row.iter() {
@@ -86,7 +57,7 @@ fn lego(c: &mut Criterion) {
     let mut group = c.benchmark_group("lego_update");
     group.throughput(Throughput::Elements(1));
     for nnz in [35usize, 100, 300] {
-        let set = caltech_like(1024, d, 20, nnz, &mut seeded(3));
+        let set = sparse_classes(1024, d, 20, nnz, &mut seeded(3));
         let mut model = Mahalanobis::identity(d);
         model.matrix_mut().fill(0.0);
         model.matrix_mut().diag_mut().fill(1.0);

@@ -4,21 +4,12 @@
 //! (lazily zeroed) matrix are not counted as step time.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use dyad_algorithms::fixtures::random_sparse;
 use dyad_algorithms::oasis::BilinearModel;
-use dyad_core::{Rng, SparseVec, seeded};
+use dyad_core::{SparseVec, seeded};
 use ndarray::Array2;
-use rand::Rng as _;
-use rand::seq::index::sample;
 use sprs::CsVec;
 use std::hint::black_box;
-
-fn random_sparse(d: usize, nnz: usize, rng: &mut Rng) -> CsVec<f64> {
-    let mut idx = sample(rng, d, nnz).into_vec();
-    idx.sort_unstable();
-    let vals: Vec<f64> = (0..nnz).map(|_| rng.random_range(0.0..1.0)).collect();
-    let norm = vals.iter().map(|v| v * v).sum::<f64>().sqrt();
-    CsVec::new(d, idx, vals.into_iter().map(|v| v / norm).collect())
-}
 
 fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("oasis_pa1_step");

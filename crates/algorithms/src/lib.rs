@@ -1,12 +1,24 @@
 //! dyad-algorithms: the learners of the dyad papers and their baselines.
 //!
 //! One module per paper family, each with its variants; `baselines/` beside them. Learners
-//! know nothing of files, specs or plots: they train on a [`dyad_core::LabeledSet`], draw
+//! know nothing of files, specs or plots: they train on their family's input, draw
 //! randomness from the [`dyad_core::Rng`] they are given, and report their model at the
-//! checkpoints of a [`dyad_core::Schedule`] to an [`dyad_core::Observer`], with the solver
-//! clock paused while it evaluates.
+//! checkpoints of a [`dyad_core::Schedule`] to a [`dyad_core::Observer`], with the solver
+//! clock paused while it evaluates. Iterative learners run through [`dyad_core::drive`], the
+//! one checkpoint loop.
+//!
+//! # Learner families
+//!
+//! Each family declares its own trait: what it trains on and what model it reports.
+//!
+//! * [`Ranker`]: a similarity `S(p, q)` learned from labelled examples (OASIS, LORETA,
+//!   AROMA and the metric-learning baselines); its model is a [`dyad_core::Scorer`].
+//!
+//! Later families (factorisers of a data matrix, tensor decomposers, pairwise rankers,
+//! classifiers) declare their traits in their own modules, beside their learners.
 
 pub mod baselines;
+pub mod fixtures;
 pub mod linalg;
 pub mod metric;
 pub mod oasis;
@@ -24,8 +36,8 @@ pub enum AlgoError {
     Numerical(String),
 }
 
-/// A learner of a similarity function from labelled data.
-pub trait Learner: Send + Sync {
+/// The ranker family: a learner of a similarity function from labelled data.
+pub trait Ranker: Send + Sync {
     /// Train on `train`, reporting the model at every step of `schedule` up to its budget
     /// (learners without a notion of steps report once, at step 0).
     fn fit(

@@ -1,10 +1,12 @@
-//! Dense decompositions for the learners, on `ndarray` matrices, computed by faer (pure Rust,
-//! zero-copy views through faer-ext). One small module so the rest of dyad never touches the
-//! backend's types.
+//! Dense kernels for the learners, on `ndarray` matrices: products, decompositions and
+//! projections, computed by faer (pure Rust, zero-copy views through faer-ext), sequentially
+//! (deterministic, and polite on shared cores). The one module that touches the backend's
+//! types: learners import their dense kernels from here.
 
-use faer::Side;
+use faer::linalg::matmul::triangular::{BlockStructure, matmul as tri_matmul};
+use faer::{Accum, Par, Side};
 use faer_ext::{IntoFaer, IntoNdarray};
-use ndarray::{Array1, Array2, ArrayView2, Axis};
+use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2};
 
 /// Errors of a decomposition (non-convergence or non-finite input).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -45,16 +47,107 @@ pub fn sym_eigen(a: ArrayView2<'_, f64>) -> Result<(Array1<f64>, Array2<f64>), L
     Ok((values, vectors))
 }
 
-/// The Frobenius-nearest positive semi-definite matrix to `sym(W)`: `V max(D, 0) V^T` with
-/// `V D V^T = (W + W^T)/2` (OASIS spec §4.2: a non-symmetric `W` is symmetrised first).
+/// The Frobenius-nearest positive semi-definite matrix to `sym(W)` (OASIS spec §4.2: a
+/// non-symmetric `W` is symmetrised first): [`psd_projection_sym`] of `(W + W^T)/2`.
 pub fn psd_projection(w: ArrayView2<'_, f64>) -> Result<Array2<f64>, LinalgError> {
-    let (d, v) = sym_eigen(symmetrize(w).view())?;
-    // V diag(max(d, 0)) V^T, scaling columns then one product.
-    let mut vd = v.clone();
-    for (mut col, &lambda) in vd.axis_iter_mut(Axis(1)).zip(d.iter()) {
-        col.mapv_inplace(|x| x * lambda.max(0.0));
+    psd_projection_sym(symmetrize(w).view())
+}
+
+/// The Frobenius-nearest positive semi-definite matrix to the symmetric `m` (only its lower
+/// triangle is read): with `m = V D V^T`, `Q Q^T` for `Q = V_+ D_+^{1/2}` (the eigenvectors
+/// of positive eigenvalues, scaled), formed by a triangular product and mirrored, so the
+/// result is exactly symmetric and PSD up to rounding.
+pub fn psd_projection_sym(m: ArrayView2<'_, f64>) -> Result<Array2<f64>, LinalgError> {
+    let (vals, vecs) = sym_eigen(m)?;
+    let r = m.nrows();
+    let keep: Vec<usize> = (0..r).filter(|&i| vals[i] > 0.0).collect();
+    let mut q = Array2::<f64>::zeros((r, keep.len()));
+    for (c, &i) in keep.iter().enumerate() {
+        let s = vals[i].sqrt();
+        q.column_mut(c)
+            .zip_mut_with(&vecs.column(i), |o, &v| *o = s * v);
     }
-    Ok(vd.dot(&v.t()))
+    let mut out = Array2::<f64>::zeros((r, r));
+    gemm_sym(out.view_mut(), false, q.view(), q.t());
+    Ok(out)
+}
+
+/// `a b` (a new matrix).
+pub fn matmul(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>) -> Array2<f64> {
+    assert_eq!(a.ncols(), b.nrows(), "inner dimensions differ");
+    let mut out = Array2::<f64>::zeros((a.nrows(), b.ncols()));
+    gemm(out.view_mut(), false, a, b);
+    out
+}
+
+/// `dst = a b`, or `dst += a b` when `add`.
+pub fn gemm(
+    dst: ArrayViewMut2<'_, f64>,
+    add: bool,
+    a: ArrayView2<'_, f64>,
+    b: ArrayView2<'_, f64>,
+) {
+    faer::linalg::matmul::matmul(
+        dst.into_faer(),
+        if add { Accum::Add } else { Accum::Replace },
+        a.into_faer(),
+        b.into_faer(),
+        1.0,
+        Par::Seq,
+    );
+}
+
+/// `dst (+)= a b` for a product known to be symmetric: the lower triangle is computed and
+/// mirrored, so `dst` is exactly symmetric.
+pub fn gemm_sym(
+    mut dst: ArrayViewMut2<'_, f64>,
+    add: bool,
+    a: ArrayView2<'_, f64>,
+    b: ArrayView2<'_, f64>,
+) {
+    tri_matmul(
+        dst.view_mut().into_faer(),
+        BlockStructure::TriangularLower,
+        if add { Accum::Add } else { Accum::Replace },
+        a.into_faer(),
+        BlockStructure::Rectangular,
+        b.into_faer(),
+        BlockStructure::Rectangular,
+        1.0,
+        Par::Seq,
+    );
+    mirror_lower(dst);
+}
+
+/// Copy the strict lower triangle onto the upper one (tiled, for the cache).
+fn mirror_lower(mut m: ArrayViewMut2<'_, f64>) {
+    const T: usize = 64;
+    let n = m.nrows();
+    for bi in (0..n).step_by(T) {
+        for bj in (0..=bi).step_by(T) {
+            for i in bi..(bi + T).min(n) {
+                for j in bj..(bj + T).min(i) {
+                    m[[j, i]] = m[[i, j]];
+                }
+            }
+        }
+    }
+}
+
+/// The dot product of two dense slices of equal length (four accumulators, so the
+/// reduction vectorises).
+pub fn dot(a: &[f64], b: &[f64]) -> f64 {
+    debug_assert_eq!(a.len(), b.len());
+    let mut s = [0.0f64; 4];
+    let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for q in 0..4 {
+            s[q] += x[q] * y[q];
+        }
+    }
+    let tail: f64 = ra.iter().zip(rb).map(|(x, y)| x * y).sum();
+    (s[0] + s[1]) + (s[2] + s[3]) + tail
 }
 
 /// `(U, s, V)` of a singular value decomposition `A = U diag(s) V^T`.
@@ -118,6 +211,36 @@ mod tests {
         let (dr, _) = sym_eigen(r.view()).unwrap();
         assert!(dr[dr.len() - 1] < 1e-10);
         assert!((&r * &p).sum().abs() < 1e-9);
+    }
+
+    #[test]
+    fn psd_projection_matches_the_eigenvalue_clipping_formula() {
+        // Reference: V max(D, 0) V^T by ndarray's plain products.
+        let w = symmetrize(random(30, 30, 14).view());
+        let (d, v) = sym_eigen(w.view()).unwrap();
+        assert!(d[0] < -0.5, "test matrix should be indefinite");
+        let clipped = Array2::from_diag(&d.mapv(|x| x.max(0.0)));
+        let reference = v.dot(&clipped).dot(&v.t());
+        let p = psd_projection_sym(w.view()).unwrap();
+        assert!(max_abs(&(&p - &reference)) < 1e-12);
+        assert_eq!(max_abs(&(&p - &p.t())), 0.0, "exactly symmetric");
+        assert!(sym_eigen(p.view()).unwrap().0[0] >= -1e-12);
+    }
+
+    #[test]
+    fn products_match_ndarray() {
+        let (a, b) = (random(7, 5, 4), random(5, 9, 5));
+        assert!(max_abs(&(&matmul(a.view(), b.view()) - &a.dot(&b))) < 1e-13);
+        let mut acc = a.dot(&b);
+        gemm(acc.view_mut(), true, a.view(), b.view());
+        assert!(max_abs(&(&acc - &(2.0 * &a.dot(&b)))) < 1e-13);
+        let mut s = Array2::<f64>::zeros((7, 7));
+        gemm_sym(s.view_mut(), false, a.view(), a.t());
+        assert!(max_abs(&(&s - &a.dot(&a.t()))) < 1e-13);
+        assert_eq!(max_abs(&(&s - &s.t())), 0.0);
+        let (x, y): (Vec<f64>, Vec<f64>) = (0..11).map(|i| (i as f64, 1.0 - i as f64)).unzip();
+        let want: f64 = x.iter().zip(&y).map(|(p, q)| p * q).sum();
+        assert!((dot(&x, &y) - want).abs() < 1e-12);
     }
 
     #[test]

@@ -18,7 +18,9 @@ pub mod sparse;
 
 pub use data::{LabeledSet, Partition};
 pub use model::Scorer;
-pub use observe::{Checkpoint, Control, Observer, Schedule, SolverClock};
+pub use observe::{
+    Checkpoint, Control, Driven, Flow, Observer, Schedule, SolverClock, Stepper, drive, steps,
+};
 pub use rng::{Rng, derive_seed, seeded};
 pub use sparse::SparseVec;
 

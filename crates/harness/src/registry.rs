@@ -3,7 +3,7 @@
 //! fingerprint enters the cache key. Adding a baseline is one file in `dyad-algorithms` plus
 //! one line in [`SOLVERS`].
 
-use dyad_algorithms::Learner;
+use dyad_algorithms::Ranker;
 use dyad_algorithms::baselines::euclidean::EuclideanConfig;
 use dyad_algorithms::baselines::lego::LegoConfig;
 use dyad_algorithms::baselines::lmnn::LmnnConfig;
@@ -20,7 +20,7 @@ pub use generated::SOURCE_FINGERPRINTS;
 
 /// A learner built from spec parameters, with its canonical parameters (defaults filled in).
 pub struct BuiltSolver {
-    pub learner: Box<dyn Learner>,
+    pub learner: Box<dyn Ranker>,
     pub canonical: serde_json::Value,
 }
 
@@ -38,7 +38,7 @@ pub struct SolverEntry {
 
 /// Deserialize a solver's typed configuration (unknown parameters are errors) and keep its
 /// canonical form for hashing.
-fn build<C: Learner + DeserializeOwned + Serialize + 'static>(
+fn build<C: Ranker + DeserializeOwned + Serialize + 'static>(
     v: toml::Value,
 ) -> Result<BuiltSolver, String> {
     let config = C::deserialize(v).map_err(|e| e.to_string().trim().to_string())?;

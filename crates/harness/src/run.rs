@@ -207,7 +207,7 @@ fn run_cell(plan: &Plan, ci: usize, loaded: &Data, start: Instant) -> Result<Cel
             .map(|t| (entry.build)(t.clone()))
             .collect::<Result<_, _>>()?
     };
-    let learners: Vec<&dyn dyad_algorithms::Learner> =
+    let learners: Vec<&dyn dyad_algorithms::Ranker> =
         built.iter().map(|b| b.learner.as_ref()).collect();
     let protocol = plan.ranking_for(sv);
     let out = match (&plan.human, loaded) {

@@ -3,7 +3,7 @@
 //! form `W = I`, OASIS's starting point (spec §5, row 2); here the distance itself is used,
 //! so the baseline stays honest on features that are not normalised.
 
-use crate::{AlgoError, Learner};
+use crate::{AlgoError, Ranker};
 use dyad_core::{LabeledSet, Observer, Rng, Schedule, Scorer, SolverClock, sparse};
 use serde::{Deserialize, Serialize};
 use sprs::{CsMat, CsVecView};
@@ -46,7 +46,7 @@ impl Scorer for Euclidean {
     }
 }
 
-impl Learner for EuclideanConfig {
+impl Ranker for EuclideanConfig {
     fn fit(
         &self,
         _train: &LabeledSet,
@@ -54,7 +54,7 @@ impl Learner for EuclideanConfig {
         _rng: &mut Rng,
         obs: &mut dyn Observer,
     ) -> Result<(), AlgoError> {
-        SolverClock::start().report(0, true, &Euclidean, obs);
+        SolverClock::start().report(0, true, &Euclidean as &dyn Scorer, obs);
         Ok(())
     }
 

@@ -64,9 +64,11 @@
 //! step.
 
 use crate::metric::Mahalanobis;
-use crate::{AlgoError, Learner};
+use crate::{AlgoError, Ranker};
 use dyad_core::sampling::TripletSampler;
-use dyad_core::{Control, LabeledSet, Observer, Rng, Schedule, SolverClock, SparseVec, sparse};
+use dyad_core::{
+    Flow, LabeledSet, Observer, Rng, Schedule, Scorer, SparseVec, drive, sparse, steps,
+};
 use rand::Rng as _;
 use serde::{Deserialize, Serialize};
 
@@ -328,7 +330,7 @@ pub fn lego_step(
     })
 }
 
-impl Learner for LegoConfig {
+impl Ranker for LegoConfig {
     fn fit(
         &self,
         train: &LabeledSet,
@@ -338,41 +340,52 @@ impl Learner for LegoConfig {
     ) -> Result<(), AlgoError> {
         self.validate()?;
         let sampler = TripletSampler::new(train)?;
-        let mut clock = SolverClock::start();
-        let thresholds = distance_thresholds(
-            train,
-            self.lower_percentile,
-            self.upper_percentile,
-            self.threshold_pairs,
-            rng,
-        )?;
-        let mut model = Mahalanobis::identity(train.dim());
-        let (mut z, mut scratch) = (SparseVec::default(), Vec::new());
         let row = |i: usize| train.x.outer_view(i).expect("sampled row in range");
-        let checkpoints = schedule.steps();
-        let mut next = 0;
-        let mut step = 0u64;
-        loop {
-            if next < checkpoints.len() && checkpoints[next] == step {
-                next += 1;
-                let last = next == checkpoints.len();
-                if clock.report(step, last, &model, obs) == Control::Stop {
-                    break;
-                }
-            }
-            if next == checkpoints.len() {
-                break;
-            }
-            step += 1;
-            let t = sampler.sample(rng);
-            let (other, relation) = if rng.random::<bool>() {
+        struct State<'r> {
+            model: Mahalanobis,
+            z: SparseVec,
+            scratch: Vec<f64>,
+            thresholds: Thresholds,
+            rng: &'r mut Rng,
+        }
+        let step = |s: &mut State<'_>, _: u64| {
+            let t = sampler.sample(s.rng);
+            let (other, relation) = if s.rng.random::<bool>() {
                 (t.positive, Relation::Similar)
             } else {
                 (t.negative, Relation::Dissimilar)
             };
-            z.set_difference(row(t.query), row(other));
-            lego_step(&mut model, &z, relation, thresholds, self.eta, &mut scratch)?;
-        }
+            s.z.set_difference(row(t.query), row(other));
+            lego_step(
+                &mut s.model,
+                &s.z,
+                relation,
+                s.thresholds,
+                self.eta,
+                &mut s.scratch,
+            )?;
+            Ok::<_, AlgoError>(Flow::Continue)
+        };
+        // The distance thresholds are part of training: on the clock.
+        drive(schedule, obs, || {
+            let thresholds = distance_thresholds(
+                train,
+                self.lower_percentile,
+                self.upper_percentile,
+                self.threshold_pairs,
+                rng,
+            )?;
+            let state = State {
+                model: Mahalanobis::identity(train.dim()),
+                z: SparseVec::default(),
+                scratch: Vec::new(),
+                thresholds,
+                rng,
+            };
+            Ok(steps(state, step, |s: &State<'_>| -> &dyn Scorer {
+                &s.model
+            }))
+        })?;
         Ok(())
     }
 
@@ -384,7 +397,7 @@ impl Learner for LegoConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::baselines::mcml::toy::{Record, Scores, nuisance_data, random_data};
+    use crate::fixtures::{Record, Scores, nuisance_data, random_data};
     use crate::linalg::sym_eigen;
     use dyad_core::observe::NullObserver;
     use dyad_core::seeded;

@@ -115,14 +115,13 @@
 //! on it the active set pays off only once the working set has shrunk (at `M = I` nearly
 //! every triplet is active), and at n = 400 both variants sit on the eigendecomposition floor.
 
-use crate::linalg::{sym_eigen, thin_svd};
+use crate::linalg::{dot, gemm, gemm_sym, psd_projection_sym as project_psd, thin_svd};
 use crate::metric::Mahalanobis;
-use crate::{AlgoError, Learner};
-use dyad_core::{Control, CoreError, LabeledSet, Observer, Rng, Schedule, SolverClock};
-use faer::linalg::matmul::triangular::{BlockStructure, matmul as tri_matmul};
-use faer::{Accum, Par};
-use faer_ext::IntoFaer;
-use ndarray::{Array2, ArrayView2, ArrayViewMut2, Axis};
+use crate::{AlgoError, Ranker};
+use dyad_core::{
+    Control, CoreError, Flow, LabeledSet, Observer, Rng, Schedule, Scorer, Stepper, drive,
+};
+use ndarray::{Array2, ArrayView2, Axis};
 use serde::{Deserialize, Serialize};
 
 /// Parameters of LMNN.
@@ -231,6 +230,9 @@ impl LmnnConfig {
         if self.refresh_every == 0 {
             return bad("refresh_every must be positive".into());
         }
+        if self.max_iter == 0 {
+            return bad("max_iter must be positive".into());
+        }
         if !(self.tolerance.is_finite() && self.tolerance >= 0.0) {
             return bad(format!(
                 "tolerance must be finite and non-negative, got {}",
@@ -257,89 +259,6 @@ impl LmnnConfig {
         }
         Ok(())
     }
-}
-
-// ---------------------------------------------------------------------------------------
-// Dense kernels (faer, sequential: deterministic and polite on shared cores).
-
-/// `dst (+)= alpha · a · b`.
-fn gemm(dst: ArrayViewMut2<'_, f64>, add: bool, a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>) {
-    faer::linalg::matmul::matmul(
-        dst.into_faer(),
-        if add { Accum::Add } else { Accum::Replace },
-        a.into_faer(),
-        b.into_faer(),
-        1.0,
-        Par::Seq,
-    );
-}
-
-/// `dst (+)= a · b` for a product known to be symmetric: the lower triangle is computed and
-/// mirrored, so `dst` is exactly symmetric.
-fn gemm_sym(
-    mut dst: ArrayViewMut2<'_, f64>,
-    add: bool,
-    a: ArrayView2<'_, f64>,
-    b: ArrayView2<'_, f64>,
-) {
-    tri_matmul(
-        dst.view_mut().into_faer(),
-        BlockStructure::TriangularLower,
-        if add { Accum::Add } else { Accum::Replace },
-        a.into_faer(),
-        BlockStructure::Rectangular,
-        b.into_faer(),
-        BlockStructure::Rectangular,
-        1.0,
-        Par::Seq,
-    );
-    mirror_lower(dst);
-}
-
-/// Copy the strict lower triangle onto the upper one (tiled, for the cache).
-fn mirror_lower(mut m: ArrayViewMut2<'_, f64>) {
-    const T: usize = 64;
-    let n = m.nrows();
-    for bi in (0..n).step_by(T) {
-        for bj in (0..=bi).step_by(T) {
-            for i in bi..(bi + T).min(n) {
-                for j in bj..(bj + T).min(i) {
-                    m[[j, i]] = m[[i, j]];
-                }
-            }
-        }
-    }
-}
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    // Four accumulators let the compiler vectorise the reduction.
-    let mut s = [0.0f64; 4];
-    let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
-    let (ra, rb) = (ca.remainder(), cb.remainder());
-    for (x, y) in ca.zip(cb) {
-        for q in 0..4 {
-            s[q] += x[q] * y[q];
-        }
-    }
-    let tail: f64 = ra.iter().zip(rb).map(|(x, y)| x * y).sum();
-    (s[0] + s[1]) + (s[2] + s[3]) + tail
-}
-
-/// The Frobenius-nearest PSD matrix to the symmetric `m` (lower triangle read):
-/// `W W^T` with `W = V_+ Λ_+^{1/2}`, exactly symmetric and PSD up to rounding.
-fn project_psd(m: &Array2<f64>) -> Result<Array2<f64>, AlgoError> {
-    let (vals, vecs) = sym_eigen(m.view()).map_err(|e| AlgoError::Numerical(e.to_string()))?;
-    let r = m.nrows();
-    let keep: Vec<usize> = (0..r).filter(|&i| vals[i] > 0.0).collect();
-    let mut w = Array2::<f64>::zeros((r, keep.len()));
-    for (c, &i) in keep.iter().enumerate() {
-        let s = vals[i].sqrt();
-        w.column_mut(c)
-            .zip_mut_with(&vecs.column(i), |o, &v| *o = s * v);
-    }
-    let mut out = Array2::<f64>::zeros((r, r));
-    gemm_sym(out.view_mut(), false, w.view(), w.t());
-    Ok(out)
 }
 
 fn frobenius(m: &Array2<f64>) -> f64 {
@@ -793,7 +712,7 @@ pub struct StepReport {
 }
 
 /// LMNN's iteration state, one [`step`](Self::step) per gradient iteration. [`LmnnConfig`]'s
-/// [`Learner::fit`] drives it (and stops it at `max_iter`); tests and benchmarks drive it
+/// [`Ranker::fit`] drives it (and stops it at `max_iter`); tests and benchmarks drive it
 /// directly. Cloning is cheap in the data (shared) and copies the `r × r` state.
 #[derive(Clone)]
 pub struct LmnnSolver {
@@ -939,7 +858,8 @@ impl LmnnSolver {
             trials += 1;
             let mut trial = self.a.clone();
             trial.scaled_add(-self.alpha, &self.grad);
-            let trial = project_psd(&trial)?;
+            let trial =
+                project_psd(trial.view()).map_err(|e| AlgoError::Numerical(e.to_string()))?;
             let (kern, ws, ev) = if self.cfg.active_set {
                 // Evaluate only the working set, pair by pair (memory-bound: ~1 µs per pair at
                 // r = 1000), or through the all-pairs kernel (one GEMM, ~25× faster per pair)
@@ -1130,7 +1050,7 @@ impl LmnnSolver {
     }
 }
 
-impl Learner for LmnnConfig {
+impl Ranker for LmnnConfig {
     fn fit(
         &self,
         train: &LabeledSet,
@@ -1139,31 +1059,14 @@ impl Learner for LmnnConfig {
         obs: &mut dyn Observer,
     ) -> Result<(), AlgoError> {
         self.validate()?;
-        let checkpoints = schedule.steps();
-        if checkpoints.is_empty() {
-            return Ok(());
-        }
-        let mut clock = SolverClock::start();
-        let mut solver = LmnnSolver::new(self, train)?;
-        let budget = schedule.budget().min(self.max_iter);
-        let mut next = 0;
-        loop {
-            let t = solver.iterations();
-            let at_checkpoint = next < checkpoints.len() && checkpoints[next] == t;
-            let done = solver.converged() || t >= budget;
-            if at_checkpoint || done {
-                if at_checkpoint {
-                    next += 1;
-                }
-                let last = done || next == checkpoints.len();
-                // Forming the d × d model is part of the method: on the clock.
-                let model = solver.model();
-                if clock.report(t, last, &model, obs) == Control::Stop || last {
-                    break;
-                }
-            }
-            solver.step()?;
-        }
+        // Setting up the solver (PCA basis, target neighbours) is part of training: on the
+        // clock.
+        drive(schedule, obs, || {
+            Ok(LmnnRun {
+                solver: LmnnSolver::new(self, train)?,
+                max_iter: self.max_iter,
+            })
+        })?;
         Ok(())
     }
 
@@ -1173,11 +1076,46 @@ impl Learner for LmnnConfig {
     }
 }
 
+/// LMNN's run: gradient iterations until convergence or `max_iter`.
+struct LmnnRun {
+    solver: LmnnSolver,
+    max_iter: u64,
+}
+
+impl Stepper for LmnnRun {
+    type Model = dyn Scorer;
+    type Error = AlgoError;
+
+    fn step(&mut self, _step: u64) -> Result<Flow, AlgoError> {
+        self.solver.step()?;
+        Ok(
+            if self.solver.converged() || self.solver.iterations() >= self.max_iter {
+                Flow::Finished
+            } else {
+                Flow::Continue
+            },
+        )
+    }
+
+    fn report(
+        &mut self,
+        _step: u64,
+        show: &mut dyn FnMut(&Self::Model) -> Control,
+    ) -> Result<Control, AlgoError> {
+        // Forming the d × d model is part of the method: on the clock.
+        Ok(show(&self.solver.model()))
+    }
+
+    fn finished_at_start(&self) -> bool {
+        self.solver.converged()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::baselines::euclidean::Euclidean;
-    use crate::linalg::symmetrize;
+    use crate::linalg::{sym_eigen, symmetrize};
     use dyad_core::metrics::evaluate_retrieval;
     use dyad_core::observe::NullObserver;
     use dyad_core::{Checkpoint, Scorer, seeded};
@@ -1534,21 +1472,6 @@ mod tests {
         assert_eq!((&ed.pull, &ed.push), (&ev.pull, &ev.push));
         assert_eq!((&el.pull, &el.push), (&ev.pull, &ev.push));
         assert!((el.f - ev.f).abs() <= 1e-12 * ev.f && ed.f == ev.f);
-    }
-
-    #[test]
-    fn projection_is_the_frobenius_nearest_psd_matrix() {
-        let mut rng = seeded(14);
-        let w = symmetrize(Array2::from_shape_fn((30, 30), |_| rng.random_range(-1.0..1.0)).view());
-        assert!(
-            min_eigenvalue(w.view()) < -0.5,
-            "test matrix should be indefinite"
-        );
-        let p = project_psd(&w).unwrap();
-        let reference = crate::linalg::psd_projection(w.view()).unwrap();
-        assert!(max_abs(&(&p - &reference)) < 1e-12);
-        assert_eq!(max_abs(&(&p - &p.t())), 0.0);
-        assert!(min_eigenvalue(p.view()) >= -1e-12);
     }
 
     fn solver(x: &Array2<f64>, labels: &[u32], classes: usize, cfg: &LmnnConfig) -> LmnnSolver {

@@ -62,7 +62,7 @@
 //! data do not span. Directions with singular values below `max(n, d) * eps * s_max`
 //! (numerically zero) are dropped. For `n - 1 >= d` the original coordinates are used.
 //!
-//! The algorithm is deterministic: the `rng` passed to [`Learner::fit`] is not used.
+//! The algorithm is deterministic: the `rng` passed to [`Ranker::fit`] is not used.
 //!
 //! # Defaults
 //!
@@ -78,13 +78,12 @@
 //! about 30–60 ms per iteration at `n = 400` (`r = 399`) and 0.8 s at `n = 2000` (`r = d`);
 //! see `benches/metric_baselines.rs`.
 
-use crate::linalg::{sym_eigen, thin_svd};
+use crate::linalg::{matmul, sym_eigen, thin_svd};
 use crate::metric::Mahalanobis;
-use crate::{AlgoError, Learner};
-use dyad_core::{Control, CoreError, LabeledSet, Observer, Rng, Schedule, SolverClock};
-use faer::linalg::matmul::matmul;
-use faer::{Accum, Par};
-use faer_ext::IntoFaer;
+use crate::{AlgoError, Ranker};
+use dyad_core::{
+    Control, CoreError, Flow, LabeledSet, Observer, Rng, Schedule, Scorer, Stepper, drive,
+};
 use ndarray::{Array2, ArrayView2, Axis, s};
 use serde::{Deserialize, Serialize};
 
@@ -171,21 +170,6 @@ impl McmlConfig {
         }
         Ok(())
     }
-}
-
-/// `a b` by faer's (sequential) matrix product.
-fn matmul_nd(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>) -> Array2<f64> {
-    assert_eq!(a.ncols(), b.nrows(), "inner dimensions differ");
-    let mut out = Array2::<f64>::zeros((a.nrows(), b.ncols()));
-    matmul(
-        out.view_mut().into_faer(),
-        Accum::Replace,
-        a.into_faer(),
-        b.into_faer(),
-        1.0,
-        Par::Seq,
-    );
-    out
 }
 
 /// The ideal distribution `p_0`: per row, its class label and `n_class - 1` (0: not an anchor).
@@ -287,8 +271,8 @@ fn gradient_from_weights(x: ArrayView2<'_, f64>, w: &Array2<f64>) -> Array2<f64>
     for i in 0..n {
         l[[i, i]] = rows[i] + cols[i];
     }
-    let lx = matmul_nd(l.view(), x);
-    let g = matmul_nd(x.t(), lx.view());
+    let lx = matmul(l.view(), x);
+    let g = matmul(x.t(), lx.view());
     crate::linalg::symmetrize(g.view())
 }
 
@@ -315,8 +299,8 @@ pub fn objective_gradient(
         )));
     }
     let collapse = Collapse::new(labels)?;
-    let xa = matmul_nd(x, a);
-    let k = matmul_nd(xa.view(), x.t());
+    let xa = matmul(x, a);
+    let k = matmul(xa.view(), x.t());
     let (f, w) = collapse.kl_and_weights(&distances_from_gram(&k));
     Ok((f, gradient_from_weights(x, &w)))
 }
@@ -352,8 +336,8 @@ pub struct McmlSolver {
 
 /// Objective at the PSD matrix `B B^T`, with the weights for its gradient.
 fn evaluate_factor(y: &Array2<f64>, b: &Array2<f64>, collapse: &Collapse) -> (f64, Array2<f64>) {
-    let z = matmul_nd(y.view(), b.view());
-    let k = matmul_nd(z.view(), z.t());
+    let z = matmul(y.view(), b.view());
+    let k = matmul(z.view(), z.t());
     collapse.kl_and_weights(&distances_from_gram(&k))
 }
 
@@ -442,8 +426,8 @@ impl McmlSolver {
                 // A = I + V (C - I) V^T.
                 let mut c = self.c.clone();
                 c.diag_mut().mapv_inplace(|x| x - 1.0);
-                let t = matmul_nd(v.view(), c.view());
-                let mut a = matmul_nd(t.view(), v.t());
+                let t = matmul(v.view(), c.view());
+                let mut a = matmul(t.view(), v.t());
                 a.diag_mut().mapv_inplace(|x| x + 1.0);
                 Mahalanobis::new(crate::linalg::symmetrize(a.view()))
             }
@@ -462,7 +446,7 @@ impl McmlSolver {
             let s = vals[k].sqrt();
             b.column_mut(col).assign(&vecs.column(k).mapv(|v| v * s));
         }
-        let p = matmul_nd(b.view(), b.t());
+        let p = matmul(b.view(), b.t());
         Ok((crate::linalg::symmetrize(p.view()), b))
     }
 
@@ -498,7 +482,7 @@ impl McmlSolver {
     }
 }
 
-impl Learner for McmlConfig {
+impl Ranker for McmlConfig {
     fn fit(
         &self,
         train: &LabeledSet,
@@ -508,38 +492,13 @@ impl Learner for McmlConfig {
     ) -> Result<(), AlgoError> {
         self.validate()?;
         Collapse::new(&train.labels)?;
-        let mut clock = SolverClock::start();
-        let checkpoints = schedule.steps();
-        let mut solver: Option<McmlSolver> = None;
-        let mut next = 0;
-        let mut step = 0u64;
-        let mut converged = false;
-        loop {
-            let at_checkpoint = next < checkpoints.len() && checkpoints[next] == step;
-            if at_checkpoint {
-                next += 1;
-            }
-            if at_checkpoint || converged {
-                let last = converged || next == checkpoints.len();
-                // Building the d x d model is part of the method's output: on the clock.
-                let model = match &solver {
-                    Some(s) => s.model(),
-                    None => Mahalanobis::identity(train.dim()),
-                };
-                if clock.report(step, last, &model, obs) == Control::Stop || last {
-                    break;
-                }
-            }
-            if next == checkpoints.len() {
-                break;
-            }
-            if solver.is_none() {
-                solver = Some(McmlSolver::new(train, self)?);
-            }
-            step += 1;
-            let s = solver.as_mut().expect("initialised above");
-            converged = s.iterate()? == McmlStatus::Converged;
-        }
+        drive(schedule, obs, || {
+            Ok(McmlRun {
+                config: self,
+                train,
+                solver: None,
+            })
+        })?;
         Ok(())
     }
 
@@ -548,87 +507,47 @@ impl Learner for McmlConfig {
     }
 }
 
-/// Toy data and observers shared by the tests of the metric-learning baselines.
-#[cfg(test)]
-pub(crate) mod toy {
-    use dyad_core::metrics::evaluate_retrieval;
-    use dyad_core::{Checkpoint, Control, LabeledSet, Observer, Scorer, seeded};
-    use rand::Rng as _;
+/// MCML's training state: the solver is set up at the first step, so that a schedule of step
+/// 0 alone (the identity) costs nothing.
+struct McmlRun<'a> {
+    config: &'a McmlConfig,
+    train: &'a LabeledSet,
+    solver: Option<McmlSolver>,
+}
 
-    /// The nuisance problem of the OASIS tests: two classes told apart by dimensions 0/1,
-    /// buried under a strong class-independent nuisance in dimension 2 or 3; `extra` further
-    /// dimensions carry weak noise (so `d` can exceed `n`). Rows are L2-normalised.
-    pub fn nuisance_data(n: usize, extra: usize, seed: u64) -> LabeledSet {
-        let mut rng = seeded(seed);
-        let rows: Vec<Vec<f64>> = (0..n)
-            .map(|i| {
-                let class = i % 2;
-                let mut r = vec![0.0; 4 + extra];
-                r[class] = 0.3 + 0.1 * rng.random::<f64>();
-                r[2 + rng.random_range(0..2)] = 1.0 + rng.random::<f64>();
-                for v in &mut r[4..] {
-                    *v = 0.02 * rng.random::<f64>();
-                }
-                r
-            })
-            .collect();
-        let mut s = LabeledSet::from_dense_rows(&rows, (0..n).map(|i| (i % 2) as u32).collect(), 2);
-        s.l2_normalize_rows();
-        s
-    }
+impl Stepper for McmlRun<'_> {
+    type Model = dyn Scorer;
+    type Error = AlgoError;
 
-    /// Random dense rows in `[-1, 1]` with `classes` balanced labels.
-    pub fn random_data(n: usize, d: usize, classes: usize, seed: u64) -> LabeledSet {
-        let mut rng = seeded(seed);
-        let rows: Vec<Vec<f64>> = (0..n)
-            .map(|_| (0..d).map(|_| rng.random_range(-1.0..1.0)).collect())
-            .collect();
-        let labels = (0..n).map(|i| (i % classes) as u32).collect();
-        LabeledSet::from_dense_rows(&rows, labels, classes)
-    }
-
-    /// Records every checkpoint with the test-set mAP of the reported model.
-    pub struct Record {
-        pub test: LabeledSet,
-        pub seen: Vec<(Checkpoint, f64)>,
-    }
-
-    impl Record {
-        pub fn new(test: LabeledSet) -> Self {
-            Self {
-                test,
-                seen: Vec::new(),
-            }
+    fn step(&mut self, _step: u64) -> Result<Flow, AlgoError> {
+        if self.solver.is_none() {
+            self.solver = Some(McmlSolver::new(self.train, self.config)?);
         }
+        let s = self.solver.as_mut().expect("initialised above");
+        Ok(match s.iterate()? {
+            McmlStatus::Converged => Flow::Finished,
+            _ => Flow::Continue,
+        })
     }
 
-    impl Observer for Record {
-        fn checkpoint(&mut self, at: Checkpoint, model: &dyn Scorer) -> Control {
-            let r = evaluate_retrieval(model, &self.test, &self.test, true, 5);
-            self.seen.push((at, r.map));
-            Control::Continue
-        }
-    }
-
-    /// Captures every score of the reported models, bit for bit.
-    pub struct Scores(pub LabeledSet, pub Vec<u64>);
-
-    impl Observer for Scores {
-        fn checkpoint(&mut self, _: Checkpoint, model: &dyn Scorer) -> Control {
-            let mut out = vec![0.0; self.0.n()];
-            for q in 0..self.0.n() {
-                model.score(self.0.x.outer_view(q).unwrap(), &self.0.x, &mut out);
-                self.1.extend(out.iter().map(|v| v.to_bits()));
-            }
-            Control::Continue
-        }
+    fn report(
+        &mut self,
+        _step: u64,
+        show: &mut dyn FnMut(&Self::Model) -> Control,
+    ) -> Result<Control, AlgoError> {
+        // Building the d x d model is part of the method's output: on the clock.
+        let model = match &self.solver {
+            Some(s) => s.model(),
+            None => Mahalanobis::identity(self.train.dim()),
+        };
+        Ok(show(&model))
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::toy::{Record, Scores, nuisance_data, random_data};
     use super::*;
+    use crate::fixtures::{Record, Scores, nuisance_data, random_data};
     use dyad_core::observe::NullObserver;
     use dyad_core::seeded;
     use rand::Rng as _;

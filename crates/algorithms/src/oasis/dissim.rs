@@ -14,10 +14,10 @@
 
 use super::validate_c;
 use crate::metric::Mahalanobis;
-use crate::{AlgoError, Learner};
+use crate::{AlgoError, Ranker};
 use dyad_core::sampling::TripletSampler;
 use dyad_core::{
-    Control, LabeledSet, Observer, Rng, Schedule, Scorer, SolverClock, SparseVec, sparse,
+    Flow, LabeledSet, Observer, Rng, Schedule, Scorer, SparseVec, drive, sparse, steps,
 };
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
@@ -115,7 +115,7 @@ impl Scorer for DissimModel {
     }
 }
 
-impl Learner for DissimOasisConfig {
+impl Ranker for DissimOasisConfig {
     fn fit(
         &self,
         train: &LabeledSet,
@@ -125,33 +125,24 @@ impl Learner for DissimOasisConfig {
     ) -> Result<(), AlgoError> {
         validate_c(self.c)?;
         let sampler = TripletSampler::new(train)?;
-        let mut clock = SolverClock::start();
-        let mut model = DissimModel::identity(train.dim());
-        let (mut a, mut b) = (SparseVec::default(), SparseVec::default());
-        let checkpoints = schedule.steps();
-        let (mut next, mut step) = (0, 0u64);
-        loop {
-            if next < checkpoints.len() && checkpoints[next] == step {
-                next += 1;
-                if clock.report(step, next == checkpoints.len(), &model, obs) == Control::Stop {
-                    break;
-                }
-            }
-            if next == checkpoints.len() {
-                break;
-            }
+        let state = (
+            DissimModel::identity(train.dim()),
+            SparseVec::default(),
+            SparseVec::default(),
+        );
+        let step = |(model, a, b): &mut (DissimModel, SparseVec, SparseVec), _: u64| {
             let t = sampler.sample(rng);
             let row = |i: usize| train.x.outer_view(i).expect("sampled row in range");
-            model.pa1_step(
-                row(t.query),
-                row(t.positive),
-                row(t.negative),
-                self.c,
-                &mut a,
-                &mut b,
-            );
-            step += 1;
-        }
+            model.pa1_step(row(t.query), row(t.positive), row(t.negative), self.c, a, b);
+            Ok::<_, AlgoError>(Flow::Continue)
+        };
+        drive(schedule, obs, || {
+            Ok(steps(
+                state,
+                step,
+                |s: &(DissimModel, SparseVec, SparseVec)| -> &dyn Scorer { &s.0 },
+            ))
+        })?;
         Ok(())
     }
 

@@ -20,9 +20,11 @@ pub use dissim::{DissimModel, DissimOasisConfig};
 pub use model::{BilinearModel, StepOutcome};
 pub use parallel::OasisParallelConfig;
 
-use crate::{AlgoError, Learner};
+use crate::{AlgoError, Ranker};
 use dyad_core::sampling::TripletSampler;
-use dyad_core::{Control, LabeledSet, Observer, Rng, Schedule, SolverClock, SparseVec};
+use dyad_core::{
+    Control, Flow, LabeledSet, Observer, Rng, Schedule, Scorer, SparseVec, Stepper, drive,
+};
 use serde::{Deserialize, Serialize};
 
 /// Symmetric variants of OASIS (spec §4.1).
@@ -142,7 +144,44 @@ impl OasisConfig {
     }
 }
 
-impl Learner for OasisConfig {
+/// OASIS's training state for [`dyad_core::drive`].
+struct OasisRun<'a> {
+    config: &'a OasisConfig,
+    train: &'a LabeledSet,
+    sampler: TripletSampler,
+    rng: &'a mut Rng,
+    model: BilinearModel,
+    diff: SparseVec,
+}
+
+impl Stepper for OasisRun<'_> {
+    type Model = dyn Scorer;
+    type Error = AlgoError;
+
+    fn step(&mut self, step: u64) -> Result<Flow, AlgoError> {
+        let Self {
+            config,
+            train,
+            sampler,
+            rng,
+            model,
+            diff,
+        } = self;
+        config.step(model, train, sampler, rng, diff, step)?;
+        Ok(Flow::Continue)
+    }
+
+    fn report(
+        &mut self,
+        _step: u64,
+        show: &mut dyn FnMut(&Self::Model) -> Control,
+    ) -> Result<Control, AlgoError> {
+        let reported = self.config.reported(&self.model)?;
+        Ok(show(reported.as_ref().unwrap_or(&self.model)))
+    }
+}
+
+impl Ranker for OasisConfig {
     fn fit(
         &self,
         train: &LabeledSet,
@@ -152,29 +191,16 @@ impl Learner for OasisConfig {
     ) -> Result<(), AlgoError> {
         self.validate()?;
         let sampler = TripletSampler::new(train)?;
-        let mut clock = SolverClock::start();
-        let mut model = BilinearModel::identity(train.dim());
-        let mut diff = SparseVec::default();
-        let checkpoints = schedule.steps();
-        let mut next = 0;
-        let mut step = 0u64;
-        loop {
-            if next < checkpoints.len() && checkpoints[next] == step {
-                next += 1;
-                let last = next == checkpoints.len();
-                // Transforming the model for the report is part of the method: on the clock.
-                let reported = self.reported(&model)?;
-                let shown = reported.as_ref().unwrap_or(&model);
-                if clock.report(step, last, shown, obs) == Control::Stop {
-                    break;
-                }
-            }
-            if next == checkpoints.len() {
-                break;
-            }
-            step += 1;
-            self.step(&mut model, train, &sampler, rng, &mut diff, step)?;
-        }
+        drive(schedule, obs, || {
+            Ok(OasisRun {
+                config: self,
+                train,
+                sampler,
+                rng,
+                model: BilinearModel::identity(train.dim()),
+                diff: SparseVec::default(),
+            })
+        })?;
         Ok(())
     }
 
@@ -186,49 +212,17 @@ impl Learner for OasisConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dyad_core::metrics::evaluate_retrieval;
-    use dyad_core::{Checkpoint, Scorer, seeded};
-    use rand::Rng as _;
+    use crate::fixtures::{Record, Scores};
+    use dyad_core::seeded;
 
-    /// Two classes told apart by dimensions 0/1, buried under a strong nuisance in dimension
-    /// 2 or 3 (chosen per image, independent of the class): the identity ranks mostly by the
-    /// nuisance, a learned W that ignores dimensions 2 and 3 ranks by class.
     fn nuisance_data(n: usize, seed: u64) -> LabeledSet {
-        let mut rng = seeded(seed);
-        let rows: Vec<Vec<f64>> = (0..n)
-            .map(|i| {
-                let class = i % 2;
-                let mut r = vec![0.0; 4];
-                r[class] = 0.3 + 0.1 * rng.random::<f64>();
-                r[2 + rng.random_range(0..2)] = 1.0 + rng.random::<f64>();
-                r
-            })
-            .collect();
-        let mut s = LabeledSet::from_dense_rows(&rows, (0..n).map(|i| (i % 2) as u32).collect(), 2);
-        s.l2_normalize_rows();
-        s
-    }
-
-    struct Record {
-        test: LabeledSet,
-        seen: Vec<(Checkpoint, f64)>,
-    }
-
-    impl Observer for Record {
-        fn checkpoint(&mut self, at: Checkpoint, model: &dyn Scorer) -> Control {
-            let r = evaluate_retrieval(model, &self.test, &self.test, true, 5);
-            self.seen.push((at, r.map));
-            Control::Continue
-        }
+        crate::fixtures::nuisance_data(n, 0, seed)
     }
 
     #[test]
     fn training_improves_ranking_and_reports_every_checkpoint() {
         let (train, test) = (nuisance_data(60, 1), nuisance_data(40, 2));
-        let mut obs = Record {
-            test,
-            seen: Vec::new(),
-        };
+        let mut obs = Record::new(test);
         let schedule = Schedule::new(vec![0, 100, 1000, 3000]);
         OasisConfig::default()
             .fit(&train, &schedule, &mut seeded(3), &mut obs)
@@ -248,20 +242,6 @@ mod tests {
         assert!(first < 0.85 && last > 0.99, "mAP {first} -> {last}");
     }
 
-    /// Captures the model's scores so two runs can be compared exactly.
-    struct Scores(LabeledSet, Vec<f64>);
-
-    impl Observer for Scores {
-        fn checkpoint(&mut self, _: Checkpoint, model: &dyn Scorer) -> Control {
-            let mut out = vec![0.0; self.0.n()];
-            for q in 0..self.0.n() {
-                model.score(self.0.x.outer_view(q).unwrap(), &self.0.x, &mut out);
-                self.1.extend_from_slice(&out);
-            }
-            Control::Continue
-        }
-    }
-
     #[test]
     fn same_seed_same_model_other_seed_other_model() {
         let train = nuisance_data(30, 4);
@@ -275,7 +255,7 @@ mod tests {
                     &mut obs,
                 )
                 .unwrap();
-            obs.1.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+            obs.1
         };
         assert_eq!(run(9), run(9));
         assert_ne!(run(9), run(10));

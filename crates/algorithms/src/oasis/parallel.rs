@@ -6,9 +6,11 @@
 //! note that parallel training need not save total CPU time).
 
 use super::{BilinearModel, OasisConfig, validate_c};
-use crate::{AlgoError, Learner};
+use crate::{AlgoError, Ranker};
 use dyad_core::sampling::TripletSampler;
-use dyad_core::{Control, LabeledSet, Observer, Rng, Schedule, SolverClock, SparseVec, seeded};
+use dyad_core::{
+    Control, Flow, LabeledSet, Observer, Rng, Schedule, Scorer, SparseVec, Stepper, drive, seeded,
+};
 use rand::Rng as _;
 use serde::{Deserialize, Serialize};
 
@@ -23,7 +25,7 @@ pub struct OasisParallelConfig {
     pub rankers: usize,
 }
 
-impl Learner for OasisParallelConfig {
+impl Ranker for OasisParallelConfig {
     fn fit(
         &self,
         train: &LabeledSet,
@@ -40,31 +42,56 @@ impl Learner for OasisParallelConfig {
             ..Default::default()
         };
         let sampler = TripletSampler::new(train)?;
-        let mut clock = SolverClock::start();
-        let mut rngs: Vec<Rng> = (0..self.rankers).map(|_| seeded(rng.random())).collect();
-        let mut models: Vec<BilinearModel> = (0..self.rankers)
-            .map(|_| BilinearModel::identity(train.dim()))
-            .collect();
-        let mut diff = SparseVec::default();
-        let mut step = 0u64;
-        let checkpoints = schedule.steps();
-        for (i, &target) in checkpoints.iter().enumerate() {
-            for (model, r) in models.iter_mut().zip(&mut rngs) {
-                for s in step + 1..=target {
-                    single.step(model, train, &sampler, r, &mut diff, s)?;
-                }
-            }
-            step = target;
-            let average = BilinearModel::average(&models);
-            if clock.report(step, i + 1 == checkpoints.len(), &average, obs) == Control::Stop {
-                break;
-            }
-        }
+        drive(schedule, obs, || {
+            Ok(ParallelRun {
+                single,
+                train,
+                sampler,
+                rngs: (0..self.rankers).map(|_| seeded(rng.random())).collect(),
+                models: (0..self.rankers)
+                    .map(|_| BilinearModel::identity(train.dim()))
+                    .collect(),
+                diff: SparseVec::default(),
+            })
+        })?;
         Ok(())
     }
 
     fn is_iterative(&self) -> bool {
         true
+    }
+}
+
+/// The rankers advance in lockstep, one step each per step of the schedule; each draws from
+/// its own generator, so this equals running them one after another. The reported model is
+/// their average, formed on the clock.
+struct ParallelRun<'a> {
+    single: OasisConfig,
+    train: &'a LabeledSet,
+    sampler: TripletSampler,
+    rngs: Vec<Rng>,
+    models: Vec<BilinearModel>,
+    diff: SparseVec,
+}
+
+impl Stepper for ParallelRun<'_> {
+    type Model = dyn Scorer;
+    type Error = AlgoError;
+
+    fn step(&mut self, step: u64) -> Result<Flow, AlgoError> {
+        for (model, r) in self.models.iter_mut().zip(&mut self.rngs) {
+            self.single
+                .step(model, self.train, &self.sampler, r, &mut self.diff, step)?;
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn report(
+        &mut self,
+        _step: u64,
+        show: &mut dyn FnMut(&Self::Model) -> Control,
+    ) -> Result<Control, AlgoError> {
+        Ok(show(&BilinearModel::average(&self.models)))
     }
 }
 

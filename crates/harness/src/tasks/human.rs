@@ -26,7 +26,7 @@
 
 use crate::cache::Record;
 use crate::tasks::ranking::{self, RankingCell, RankingOutput, SplitCell};
-use dyad_algorithms::{AlgoError, Learner};
+use dyad_algorithms::{AlgoError, Ranker};
 use dyad_core::{Checkpoint, Control, Observer, Schedule, Scorer, derive_seed, seeded};
 use dyad_datasets::synthetic::raters::{
     self, Corpus, HumanEvaluation, J_F3C_RANKS, Protocol, RaterPanel,
@@ -83,7 +83,7 @@ impl Observer for Panel<'_> {
 /// Run one cell: the label-ranking task, then the simulated panel on its final model.
 pub fn run(
     web: &WebData,
-    candidates: &[&dyn Learner],
+    candidates: &[&dyn Ranker],
     cell: &RankingCell,
     human: &HumanCell,
     seed: u64,

@@ -7,7 +7,7 @@
 
 use crate::cache::Record;
 use crate::spec::{EarlyStopping, EvalSet};
-use dyad_algorithms::{AlgoError, Learner};
+use dyad_algorithms::{AlgoError, Ranker};
 use dyad_core::data::holdout_per_class;
 use dyad_core::metrics::evaluate_retrieval;
 use dyad_core::{Checkpoint, Control, LabeledSet, Observer, Schedule, Scorer, derive_seed, seeded};
@@ -133,7 +133,7 @@ impl Observer for Evaluator<'_> {
 /// number of steps of iterative learners.
 pub fn run(
     data: &LabeledSet,
-    candidates: &[&dyn Learner],
+    candidates: &[&dyn Ranker],
     cell: &RankingCell,
     seed: u64,
     repeat: u32,

@@ -1,0 +1,116 @@
+//! Small seeded problems and observers shared by the tests and benchmarks of every learner:
+//! one place for toy data, so that a new learner is tested on the problems the others are.
+
+use dyad_core::metrics::evaluate_retrieval;
+use dyad_core::{Checkpoint, Control, LabeledSet, Observer, Rng, Scorer, seeded};
+use rand::Rng as _;
+use rand::seq::index::sample;
+use sprs::{CsVec, TriMat};
+
+/// The nuisance problem of the OASIS tests: two classes told apart by dimensions 0/1, buried
+/// under a strong class-independent nuisance in dimension 2 or 3; `extra` further dimensions
+/// carry weak noise (so `d` can exceed `n`). Rows are L2-normalised. The identity ranks mostly
+/// by the nuisance; a learned similarity that ignores dimensions 2 and 3 ranks by class.
+pub fn nuisance_data(n: usize, extra: usize, seed: u64) -> LabeledSet {
+    let mut rng = seeded(seed);
+    let rows: Vec<Vec<f64>> = (0..n)
+        .map(|i| {
+            let class = i % 2;
+            let mut r = vec![0.0; 4 + extra];
+            r[class] = 0.3 + 0.1 * rng.random::<f64>();
+            r[2 + rng.random_range(0..2)] = 1.0 + rng.random::<f64>();
+            for v in &mut r[4..] {
+                *v = 0.02 * rng.random::<f64>();
+            }
+            r
+        })
+        .collect();
+    let mut s = LabeledSet::from_dense_rows(&rows, (0..n).map(|i| (i % 2) as u32).collect(), 2);
+    s.l2_normalize_rows();
+    s
+}
+
+/// Random dense rows in `[-1, 1]` with `classes` balanced labels (`i % classes`).
+pub fn random_data(n: usize, d: usize, classes: usize, seed: u64) -> LabeledSet {
+    let mut rng = seeded(seed);
+    let rows: Vec<Vec<f64>> = (0..n)
+        .map(|_| (0..d).map(|_| rng.random_range(-1.0..1.0)).collect())
+        .collect();
+    let labels = (0..n).map(|i| (i % classes) as u32).collect();
+    LabeledSet::from_dense_rows(&rows, labels, classes)
+}
+
+/// A Caltech-like bag of visual words: `n` rows in `classes` classes (`i % classes`), each
+/// mixing half of its class prototype's `nnz` words with `nnz / 2` random ones, `nnz`
+/// non-zeros at most, L2-normalised.
+pub fn sparse_classes(n: usize, d: usize, classes: usize, nnz: usize, rng: &mut Rng) -> LabeledSet {
+    let protos: Vec<Vec<usize>> = (0..classes)
+        .map(|_| sample(rng, d, nnz).into_vec())
+        .collect();
+    let mut t = TriMat::new((n, d));
+    let labels: Vec<u32> = (0..n).map(|i| (i % classes) as u32).collect();
+    for (i, &c) in labels.iter().enumerate() {
+        let mut row = vec![0.0; d];
+        for &j in &protos[c as usize][..nnz / 2] {
+            row[j] += rng.random_range(0.5..1.0);
+        }
+        for j in sample(rng, d, nnz - nnz / 2) {
+            row[j] += rng.random_range(0.0..1.0);
+        }
+        let norm = row.iter().map(|v| v * v).sum::<f64>().sqrt();
+        for (j, v) in row.into_iter().enumerate() {
+            if v != 0.0 {
+                t.add_triplet(i, j, v / norm);
+            }
+        }
+    }
+    let names = (0..classes).map(|c| format!("c{c}")).collect();
+    LabeledSet::new(t.to_csr(), labels, names, None).expect("consistent")
+}
+
+/// A random unit-norm sparse vector with `nnz` non-zeros in `[0, 1)` before scaling.
+pub fn random_sparse(d: usize, nnz: usize, rng: &mut Rng) -> CsVec<f64> {
+    let mut idx = sample(rng, d, nnz).into_vec();
+    idx.sort_unstable();
+    let vals: Vec<f64> = (0..nnz).map(|_| rng.random_range(0.0..1.0)).collect();
+    let norm = vals.iter().map(|v| v * v).sum::<f64>().sqrt();
+    CsVec::new(d, idx, vals.into_iter().map(|v| v / norm).collect())
+}
+
+/// Records every checkpoint with the mAP of the reported model on `test` (ranked against
+/// itself, each query excluded).
+pub struct Record {
+    pub test: LabeledSet,
+    pub seen: Vec<(Checkpoint, f64)>,
+}
+
+impl Record {
+    pub fn new(test: LabeledSet) -> Self {
+        Self {
+            test,
+            seen: Vec::new(),
+        }
+    }
+}
+
+impl Observer for Record {
+    fn checkpoint(&mut self, at: Checkpoint, model: &dyn Scorer) -> Control {
+        let r = evaluate_retrieval(model, &self.test, &self.test, true, 5);
+        self.seen.push((at, r.map));
+        Control::Continue
+    }
+}
+
+/// Captures every score of the reported models, bit for bit (for exact comparisons).
+pub struct Scores(pub LabeledSet, pub Vec<u64>);
+
+impl Observer for Scores {
+    fn checkpoint(&mut self, _: Checkpoint, model: &dyn Scorer) -> Control {
+        let mut out = vec![0.0; self.0.n()];
+        for q in 0..self.0.n() {
+            model.score(self.0.x.outer_view(q).unwrap(), &self.0.x, &mut out);
+            self.1.extend(out.iter().map(|v| v.to_bits()));
+        }
+        Control::Continue
+    }
+}
