@@ -2,7 +2,7 @@
 //! The Kent Ridge CSV reader (prostate data) must parse or return a typed line/field error,
 //! never panic.
 
-use dyad_datasets::formats::kentridge::{KentRidgeOptions, parse_kentridge};
+use dyad_datasets::prostate::kentridge::{KentRidgeOptions, parse_kentridge};
 use libfuzzer_sys::fuzz_target;
 use std::path::Path;
 

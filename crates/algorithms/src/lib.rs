@@ -22,8 +22,11 @@ pub mod fixtures;
 pub mod linalg;
 pub mod metric;
 pub mod oasis;
+pub mod params;
 
-use dyad_core::{CoreError, LabeledSet, Observer, Rng, Schedule};
+pub use params::{Checked, ParamError};
+
+use dyad_core::{CoreError, LabelScorer, LabeledSet, Observer, Rng, Schedule};
 
 /// Errors a learner can raise.
 #[derive(Debug, thiserror::Error)]
@@ -32,11 +35,14 @@ pub enum AlgoError {
     Data(#[from] CoreError),
     #[error("invalid parameter: {0}")]
     Param(String),
+    #[error("invalid parameter {0}")]
+    InvalidParam(#[from] ParamError),
     #[error("numerical failure: {0}")]
     Numerical(String),
 }
 
-/// The ranker family: a learner of a similarity function from labelled data.
+/// The ranker family: a learner of a similarity function from labelled data. Its
+/// configuration is [`Checked`] before any data is read.
 pub trait Ranker: Send + Sync {
     /// Train on `train`, reporting the model at every step of `schedule` up to its budget
     /// (learners without a notion of steps report once, at step 0).
@@ -50,4 +56,45 @@ pub trait Ranker: Send + Sync {
 
     /// Whether training proceeds in steps (so early stopping over a checkpoint grid applies).
     fn is_iterative(&self) -> bool;
+}
+
+/// The label-ranker family: learns to score labels for examples. Each training row's labels
+/// are its `relevance` list when the set has one (multi-label data), else its class.
+pub trait LabelRanker: Send + Sync {
+    /// Train on `train`, reporting the label scorer at every step of `schedule` (learners
+    /// without steps report once, at step 0).
+    fn fit(
+        &self,
+        train: &LabeledSet,
+        schedule: &Schedule,
+        rng: &mut Rng,
+        obs: &mut dyn Observer<dyn LabelScorer>,
+    ) -> Result<(), AlgoError>;
+
+    fn is_iterative(&self) -> bool;
+}
+
+/// The labels of row `i` of `set`: its relevance list, else its class.
+pub fn row_labels(set: &LabeledSet, i: usize) -> &[u32] {
+    match &set.relevance {
+        Some(r) => &r[i],
+        None => std::slice::from_ref(&set.labels[i]),
+    }
+}
+
+/// The number of labels of `set`: one past the largest label id its rows carry (at least
+/// its class count).
+pub fn n_labels(set: &LabeledSet) -> usize {
+    let from_lists = set
+        .relevance
+        .as_ref()
+        .map(|r| {
+            r.iter()
+                .flatten()
+                .map(|&l| l as usize + 1)
+                .max()
+                .unwrap_or(0)
+        })
+        .unwrap_or(0);
+    from_lists.max(set.n_classes())
 }

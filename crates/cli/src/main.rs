@@ -282,42 +282,62 @@ fn data_command(ws: &Workspace, cmd: DataCommand) -> Result<ExitCode> {
                     .join(", "),
                 data::PROVIDERS
                     .iter()
-                    .filter(|p| p.synthetic)
-                    .map(|p| p.name)
+                    .filter(|p| p.synthetic())
+                    .map(|p| p.name())
                     .collect::<Vec<_>>()
                     .join(", ")
             )
         })
     };
+    let ctx = ws.data_context();
     match cmd {
         DataCommand::List => {
-            println!("data directory: {}", ws.data_dir.display());
-            for d in DATASETS {
+            println!("data directory: $DYAD_DATA_DIR = {}", ws.data_dir.display());
+            println!();
+            println!("{:<22} {:<10} {:<30} status", "data set", "kind", "where");
+            for p in data::PROVIDERS.iter().filter(|p| !p.synthetic()) {
+                let info = p.info().expect("real data sets have a registry entry");
+                let (tag, status) = match data::status(*p, &ctx) {
+                    data::Status::Present(n) => ("real", n),
+                    data::Status::Absent(n) => ("stand-in", n),
+                    data::Status::Broken(e) => ("BROKEN", e),
+                };
                 println!(
-                    "{:<20} {:<52} {}",
-                    d.name,
-                    data::presence_line(d, &ws.data_dir),
-                    d.title
+                    "{:<22} {:<10} {:<30} {status}",
+                    p.name(),
+                    tag,
+                    data::shown_dir(info, &ctx),
                 );
+                let how = if info.sources.iter().any(|s| s.url.is_some()) {
+                    format!("`dyad data fetch {}`", p.name())
+                } else {
+                    info.manual.to_string()
+                };
+                println!("{:<22} {:<10} {:<30} obtain: {how}", "", "", "");
             }
-            for p in data::PROVIDERS.iter().filter(|p| p.synthetic) {
+            println!();
+            for p in data::PROVIDERS.iter().filter(|p| p.synthetic()) {
                 println!(
-                    "{:<20} {:<52} {}",
-                    p.name, "stand-in (generated on demand)", p.description
+                    "{:<22} {:<10} {:<30} {}",
+                    p.name(),
+                    "stand-in",
+                    "(generated on demand)",
+                    p.description()
                 );
             }
             Ok(ExitCode::SUCCESS)
         }
         DataCommand::Info { name } => {
-            if let Some(p) = data::provider(&name).filter(|p| p.synthetic) {
-                println!("{} — {}", p.name, p.description);
+            if let Some(p) = data::provider(&name).filter(|p| p.synthetic()) {
+                println!("{} — {}", p.name(), p.description());
                 println!(
-                    "kind:      seeded synthetic stand-in, generated on demand; every table, figure and"
+                    "kind:      seeded synthetic stand-in ({}), generated on demand; every table,",
+                    p.kind()
                 );
-                println!("           report line computed from it is marked SYNTHETIC");
+                println!("           figure and report line computed from it is marked SYNTHETIC");
                 let real: Vec<&str> = DATASETS
                     .iter()
-                    .filter(|d| d.standin == p.name)
+                    .filter(|d| d.standin == p.name())
                     .map(|d| d.name)
                     .collect();
                 println!("stands in for: {}", real.join(", "));
@@ -325,8 +345,15 @@ fn data_command(ws: &Workspace, cmd: DataCommand) -> Result<ExitCode> {
             }
             let d = lookup(&name)?;
             println!("{} — {}", d.name, d.title);
-            println!("directory: {}", ws.data_dir.join(d.dir).display());
-            println!("status:    {}", data::presence_line(d, &ws.data_dir));
+            println!("directory: {}", data::shown_dir(d, &ctx));
+            if let Some(p) = data::provider(d.name) {
+                let status = match data::status(p, &ctx) {
+                    data::Status::Present(n) => n,
+                    data::Status::Absent(n) => n,
+                    data::Status::Broken(e) => format!("BROKEN: {e}"),
+                };
+                println!("status:    {status}");
+            }
             for s in d.sources {
                 println!("file:      {}", s.file);
                 println!(
@@ -351,7 +378,7 @@ fn data_command(ws: &Workspace, cmd: DataCommand) -> Result<ExitCode> {
         }
         DataCommand::Verify { name } => {
             let d = lookup(&name)?;
-            for line in data::verify(d, &ws.data_dir)? {
+            for line in data::verify(d, &ctx)? {
                 println!("{line}");
             }
             println!("{name}: OK");

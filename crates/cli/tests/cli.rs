@@ -123,7 +123,11 @@ fn reproduce_writes_everything_and_a_second_run_computes_nothing() {
     let o = ws.run(&["reproduce", "demo", "--profile", "quick"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(summary(&o), (4, 0, 4));
-    assert!(stderr(&o).contains("SYNTHETIC stand-in for Caltech-256 c10"));
+    assert!(
+        stderr(&o).contains("SYNTHETIC stand-in for caltech256"),
+        "{}",
+        stderr(&o)
+    );
     let report = ws.results().join("report-quick/REPORT.md");
     let md = std::fs::read_to_string(&report).unwrap();
     assert!(md.contains("demo/fig") && md.contains("SYNTHETIC"));

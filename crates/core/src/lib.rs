@@ -17,7 +17,7 @@ pub mod sampling;
 pub mod sparse;
 
 pub use data::{LabeledSet, Partition};
-pub use model::Scorer;
+pub use model::{LabelScorer, Scorer};
 pub use observe::{
     Checkpoint, Control, Driven, Flow, Observer, Schedule, SolverClock, Stepper, drive, steps,
 };

@@ -33,6 +33,15 @@ pub trait Scorer: Sync {
     }
 }
 
+/// A model that scores every label for an example: higher means "more likely one of its
+/// labels" (the label-ranking family: ImageNet's "rank the labels of an image", LORETA §3.2).
+pub trait LabelScorer: Sync {
+    /// Number of labels scored.
+    fn n_labels(&self) -> usize;
+    /// Fill `out[l]` with the score of label `l` for `query` (`out.len() == n_labels()`).
+    fn score_labels(&self, query: CsVecView<'_, f64>, out: &mut [f64]);
+}
+
 /// Scores a query against all candidates by first forming the dense vector `u` with
 /// `S(q, c) = u . c`: the shared kernel of every bilinear model. `fill_u` writes `u`
 /// (zeroed beforehand) for the query.

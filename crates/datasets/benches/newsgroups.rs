@@ -5,7 +5,7 @@
 //! note and measures nothing.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use dyad_datasets::formats::newsgroups::NewsCorpus;
+use dyad_datasets::newsgroups::NewsCorpus;
 use dyad_datasets::pipelines::text::TextPipeline;
 use std::hint::black_box;
 use std::path::PathBuf;

@@ -6,7 +6,7 @@
 //!
 //! Each argument is one TOML `key = value` line of [`WebStandin`]'s parameters.
 
-use dyad_datasets::synthetic::web::{WebStandin, retrieval_diagnostics};
+use dyad_datasets::web::{WebStandin, retrieval_diagnostics};
 
 fn main() {
     let text = std::env::args().skip(1).collect::<Vec<_>>().join("\n");

@@ -18,6 +18,12 @@ pub enum Outcome {
     AlreadyPresent,
     /// Downloaded (resumed from `resumed_from` bytes of an earlier partial download).
     Downloaded { bytes: u64, resumed_from: u64 },
+    /// Downloaded and unpacked (a tar archive): `files` regular files written beside it.
+    Unpacked {
+        bytes: u64,
+        resumed_from: u64,
+        files: usize,
+    },
 }
 
 /// Progress of a download, for a progress bar.
@@ -265,13 +271,22 @@ pub fn fetch(
                 });
             }
         };
-        if s.unpack == Unpack::Tar && matches!(outcome, Outcome::Downloaded { .. }) {
-            return Err(DataError::Param(format!(
-                "{} downloaded to {}; unpack it there by hand (tar xf) — automatic unpacking is not implemented yet",
-                s.file,
-                dest.display()
-            )));
-        }
+        let outcome = match outcome {
+            Outcome::Downloaded {
+                bytes,
+                resumed_from,
+            } if s.unpack == Unpack::Tar => {
+                // Unpacked next to the archive, which stays (its checksum is what `verify`
+                // checks).
+                let files = crate::formats::tar::unpack(&dest, dest.parent().unwrap_or(&dir))?;
+                Outcome::Unpacked {
+                    bytes,
+                    resumed_from,
+                    files,
+                }
+            }
+            other => other,
+        };
         out.push((s.file, outcome));
     }
     Ok(out)

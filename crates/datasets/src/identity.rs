@@ -68,6 +68,25 @@ pub fn hex(bytes: &[u8]) -> String {
         })
 }
 
+/// Content identity of any labelled set: its CSR arrays, labels and class names.
+pub fn labeled_set_content_id(set: &dyad_core::LabeledSet) -> ContentId {
+    let mut h = ContentHasher::new("labeled-set/v1");
+    h.u64(set.n() as u64).u64(set.dim() as u64);
+    for row in set.x.outer_iterator() {
+        h.u64(row.nnz() as u64);
+        for (&i, &v) in row.indices().iter().zip(row.data()) {
+            h.u64(i as u64).f64(v);
+        }
+    }
+    for &l in &set.labels {
+        h.u64(u64::from(l));
+    }
+    for name in &set.class_names {
+        h.str(name);
+    }
+    h.finish()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,18 +7,22 @@
 //! *content identity* ([`ContentId`]): a hash of its canonical decoded content, so the same
 //! data repacked (gzip or plain, another file name spelling) keeps its identity.
 
-pub mod caltech;
+pub mod allen;
+pub mod caltech256;
 pub mod expression;
 pub mod fetch;
 pub mod formats;
+pub mod fsutil;
 pub mod identity;
 pub mod imagenet;
 pub mod mnist;
-pub mod newsgroups_mat;
+pub mod newsgroups;
 pub mod pipelines;
 pub mod prostate;
+pub mod provider;
 pub mod registry;
-pub mod synthetic;
+pub mod testdata;
+pub mod web;
 
 pub use identity::{ContentHasher, ContentId};
 
@@ -62,6 +66,18 @@ pub enum DataError {
         name: String,
         dir: PathBuf,
         tried: String,
+        hint: String,
+    },
+    /// Some files of a real data set are present and others are not: an error, never a
+    /// silent stand-in.
+    #[error(
+        "data set `{name}` is incomplete in {dir}: found {found}; missing {missing}. {hint} (Remove the partial files to use the SYNTHETIC stand-in instead.)"
+    )]
+    Incomplete {
+        name: String,
+        dir: PathBuf,
+        found: String,
+        missing: String,
         hint: String,
     },
     #[error("download of {url} failed: {message}")]

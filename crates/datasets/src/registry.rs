@@ -1,6 +1,9 @@
 //! The registry of real data sets: where each lives under the data directory, where it can
 //! be downloaded from, how to check it, its license and citation, and the stand-in used when
-//! it is absent. `dyad data list | info | verify | fetch` read it.
+//! it is absent. `dyad data list | info | verify | fetch` read it. [`PROVIDERS`] lists every
+//! data set the specs can name.
+
+use crate::provider::Provider;
 
 /// One file of a data set's canonical release.
 #[derive(Debug, Clone, Copy)]
@@ -200,6 +203,30 @@ pub fn dataset(name: &str) -> Option<&'static DatasetInfo> {
     DATASETS.iter().find(|d| d.name == name)
 }
 
+/// Every data set the specs can name: the real ones (each with its stand-in) and the
+/// stand-ins. Adding a data set is one folder with a [`Provider`] and one line here.
+pub static PROVIDERS: &[&dyn Provider] = &[
+    &crate::caltech256::provider::CaltechProvider,
+    &crate::caltech256::provider::CaltechStandinProvider,
+    &crate::web::provider::WebStandinProvider,
+    &crate::mnist::provider::MnistProvider,
+    &crate::mnist::provider::MnistStandinProvider,
+    &crate::newsgroups::provider::NewsgroupsProvider,
+    &crate::newsgroups::provider::NewsgroupsW1000Provider,
+    &crate::newsgroups::provider::NewsgroupsStandinProvider,
+    &crate::imagenet::provider::ImagenetProvider,
+    &crate::imagenet::provider::ImagenetStandinProvider,
+    &crate::prostate::provider::ProstateProvider,
+    &crate::prostate::provider::ProstateStandinProvider,
+    &crate::allen::provider::AllenProvider,
+    &crate::allen::provider::AllenStandinProvider,
+];
+
+/// The provider named `name`.
+pub fn provider(name: &str) -> Option<&'static dyn Provider> {
+    PROVIDERS.iter().copied().find(|p| p.name() == name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -219,6 +246,87 @@ mod tests {
                 }
             }
             assert!(!d.manual.is_empty() && !d.citation.is_empty());
+        }
+    }
+
+    #[test]
+    fn every_real_data_set_has_a_provider_and_a_synthetic_standin_of_its_kind() {
+        let mut names = std::collections::BTreeSet::new();
+        for p in PROVIDERS {
+            assert!(names.insert(p.name()), "duplicate provider {}", p.name());
+        }
+        for d in DATASETS {
+            let p = provider(d.name).unwrap_or_else(|| panic!("no provider for {}", d.name));
+            assert!(!p.synthetic() && p.info().map(|i| i.name) == Some(d.name));
+            let s = provider(d.standin).unwrap_or_else(|| panic!("no stand-in {}", d.standin));
+            assert!(s.synthetic(), "{} must be synthetic", s.name());
+            assert_eq!(
+                s.kind(),
+                p.kind(),
+                "{} and its stand-in differ in kind",
+                d.name
+            );
+        }
+    }
+
+    #[test]
+    fn absent_data_falls_back_to_marked_standins_of_the_right_kind() {
+        use crate::provider::{DataContext, kinds};
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = DataContext::new(dir.path().join("none"), dir.path().join("cache"));
+        let small = [
+            (
+                "web-standin",
+                serde_json::json!({"images": 300, "idf_reference": 0}),
+            ),
+            (
+                "caltech256",
+                serde_json::json!({"subset": "c10", "standin": {"per_class": 4, "dim": 50}}),
+            ),
+            (
+                "mnist",
+                serde_json::json!({"standin": {"train": 20, "test": 10}}),
+            ),
+            (
+                "20newsgroups",
+                serde_json::json!({"pipeline": {"features": 50}, "standin": {"docs_per_class": 6}}),
+            ),
+            (
+                "imagenet-sbow",
+                serde_json::json!({"standin": {"leaves": 12, "per_leaf": 3, "dim": 40}}),
+            ),
+            (
+                "prostate",
+                serde_json::json!({"standin": {"genes": 60, "tumor": 5, "normal": 4}}),
+            ),
+            (
+                "allen-brain",
+                serde_json::json!({"standin": {"genes": 80, "donor_sizes": [3, 4]}}),
+            ),
+        ];
+        for (name, params) in small {
+            let p = provider(name).unwrap();
+            let r = p
+                .resolve(&ctx, &params)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(
+                r.synthetic && r.note.starts_with("SYNTHETIC"),
+                "{name}: {}",
+                r.note
+            );
+            assert_eq!(r.kind, p.kind());
+            let data = (r.loader)().unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(data.kind(), p.kind(), "{name}");
+            let readable = match data.kind() {
+                kinds::LABELLED => data.get::<dyad_core::LabeledSet>().is_some(),
+                kinds::MULTI_LABEL => data.get::<crate::imagenet::MultiLabelSet>().is_some(),
+                kinds::EXPRESSION => data.get::<crate::expression::ExpressionSet>().is_some(),
+                kinds::WEB => data.get::<crate::web::WebData>().is_some(),
+                _ => false,
+            };
+            assert!(readable, "{name} delivers a value not of its kind");
+            // The identity is stable and needs no data.
+            assert_eq!(p.resolve(&ctx, &params).unwrap().identity, r.identity);
         }
     }
 }

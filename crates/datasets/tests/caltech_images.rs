@@ -4,7 +4,7 @@
 
 use dyad_core::{Rng, seeded};
 use dyad_datasets::DataError;
-use dyad_datasets::caltech::Subset;
+use dyad_datasets::caltech256::Subset;
 use dyad_datasets::pipelines::images::{
     CacheStatus, CaltechFeatureConfig, FitOn, ImageFeatureConfig, caltech_features, decode_rgb,
     fit, image_dimensions,

@@ -3,9 +3,9 @@
 //! an undamaged file still reads after the loop (the damage is what fails).
 
 use dyad_datasets::DataError;
-use dyad_datasets::formats::allen::{self, ProbeCollapse};
+use dyad_datasets::allen::{self, ProbeCollapse};
 use dyad_datasets::formats::gct::{ClsNumbering, read_cls, read_gct, read_res};
-use dyad_datasets::formats::kentridge::{KentRidgeOptions, read_kentridge};
+use dyad_datasets::prostate::kentridge::{KentRidgeOptions, read_kentridge};
 use rand::Rng as _;
 use std::path::Path;
 

@@ -4,24 +4,23 @@
 
 use dyad_datasets::DataError;
 use dyad_datasets::mnist::{Mnist, locate};
+use dyad_datasets::provider::Presence;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-/// The real MNIST directory, or `None` (test skipped) when `DYAD_DATA_DIR` is unset.
+/// The real MNIST directory, or `None` (test skipped; see `dyad_datasets::testdata`).
 fn real_dir() -> Option<PathBuf> {
-    let Some(root) = std::env::var_os("DYAD_DATA_DIR") else {
-        eprintln!("DYAD_DATA_DIR is not set: real-MNIST checks skipped");
-        return None;
-    };
-    let dir = PathBuf::from(root).join("mnist");
-    locate(&dir).unwrap_or_else(|e| panic!("DYAD_DATA_DIR is set but MNIST is not usable: {e}"));
-    Some(dir)
+    dyad_datasets::testdata::real_dir("mnist", "MNIST", |d| {
+        matches!(locate(d), Ok(Presence::Complete(_)))
+    })
 }
 
 /// Copy the real files into `dst` decompressed, under the other (dotted) spelling.
 fn decompressed_copy(src: &Path, dst: &Path) {
     for (stem, ext) in dyad_datasets::mnist::PARTS {
-        let found = locate(src).unwrap();
+        let Ok(Presence::Complete(found)) = locate(src) else {
+            panic!("MNIST absent from {}", src.display())
+        };
         let path = found
             .iter()
             .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(stem))

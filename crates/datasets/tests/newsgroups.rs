@@ -4,27 +4,19 @@
 //! end to end.
 
 use dyad_core::Partition;
-use dyad_datasets::formats::newsgroups::{NEWSGROUPS, NewsCorpus, TEST_DIR, TRAIN_DIR, TarReader};
+use dyad_datasets::formats::tar::TarReader;
+use dyad_datasets::newsgroups::{NEWSGROUPS, NewsCorpus, TEST_DIR, TRAIN_DIR};
 use dyad_datasets::pipelines::text::TextPipeline;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Instant;
 
-/// The real tarball, or `None` (test skipped) when `DYAD_DATA_DIR` is unset.
+/// The real tarball, or `None` (test skipped; see `dyad_datasets::testdata`).
 fn tarball() -> Option<PathBuf> {
-    let Some(root) = std::env::var_os("DYAD_DATA_DIR") else {
-        eprintln!("DYAD_DATA_DIR is not set: real 20 Newsgroups checks skipped");
-        return None;
-    };
-    let p = PathBuf::from(root)
-        .join("20newsgroups")
-        .join("20news-bydate.tar.gz");
-    assert!(
-        p.is_file(),
-        "DYAD_DATA_DIR is set but {} does not exist",
-        p.display()
-    );
-    Some(p)
+    dyad_datasets::testdata::real_dir("20newsgroups", "20news-bydate.tar.gz", |d| {
+        d.join("20news-bydate.tar.gz").is_file()
+    })
+    .map(|d| d.join("20news-bydate.tar.gz"))
 }
 
 /// The corpus, read once for all tests of this file.

@@ -4,16 +4,12 @@
 //! reader under test.
 
 use dyad_datasets::formats::mat::{MatValue, WriteOptions, parse_mat, read_mat, write_mat};
-use dyad_datasets::newsgroups_mat::{NewsgroupsW1000, locate};
+use dyad_datasets::newsgroups::w1000::{NewsgroupsW1000, locate};
 use std::path::{Path, PathBuf};
 
 fn real_file() -> Option<PathBuf> {
-    let Some(root) = std::env::var_os("DYAD_DATA_DIR") else {
-        eprintln!("DYAD_DATA_DIR is not set: real 20news_w1000.mat checks skipped");
-        return None;
-    };
-    let dir = PathBuf::from(root).join("20newsgroups");
-    Some(locate(&dir).unwrap_or_else(|e| panic!("DYAD_DATA_DIR is set but: {e}")))
+    dyad_datasets::testdata::real_dir("20newsgroups", "20news_w1000.mat", |d| locate(d).is_ok())
+        .map(|d| d.join(dyad_datasets::newsgroups::w1000::FILE_NAME))
 }
 
 #[test]

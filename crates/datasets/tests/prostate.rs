@@ -3,20 +3,22 @@
 
 use dyad_datasets::DataError;
 use dyad_datasets::prostate::{FILES, N_GENES, Prostate, locate, read_part};
+use dyad_datasets::provider::Presence;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// The real prostate directory, or `None` (test skipped) when `DYAD_DATA_DIR` is unset.
+/// The real prostate directory, or `None` (test skipped; see `dyad_datasets::testdata`).
 fn real_dir() -> Option<PathBuf> {
-    let Some(root) = std::env::var_os("DYAD_DATA_DIR") else {
-        eprintln!("DYAD_DATA_DIR is not set: real-prostate checks skipped");
-        return None;
-    };
-    let dir = PathBuf::from(root).join("prostate");
-    locate(&dir).unwrap_or_else(|e| {
-        panic!("DYAD_DATA_DIR is set but the prostate data is not usable: {e}")
-    });
-    Some(dir)
+    dyad_datasets::testdata::real_dir("prostate", "the Kent Ridge prostate data", |d| {
+        matches!(locate(d), Ok(Presence::Complete(_)))
+    })
+}
+
+fn files(dir: &Path) -> [PathBuf; 2] {
+    match locate(dir) {
+        Ok(Presence::Complete(f)) => f.try_into().unwrap(),
+        other => panic!("{other:?}"),
+    }
 }
 
 fn gzip_to(src: &Path, dst: &Path) {
@@ -106,11 +108,11 @@ fn real_files_have_the_published_counts_labels_and_values() {
 #[test]
 fn identity_survives_gzip() {
     let Some(dir) = real_dir() else { return };
-    let [train, test] = locate(&dir).unwrap();
+    let [train, test] = files(&dir);
     let tmp = tempfile::tempdir().unwrap();
     gzip_to(&train, &tmp.path().join(format!("{}.gz", FILES[0])));
     gzip_to(&test, &tmp.path().join(format!("{}.gz", FILES[1])));
-    let packed = locate(tmp.path()).unwrap();
+    let packed = files(tmp.path());
     assert!(packed[0].to_string_lossy().ends_with(".data.gz"));
     let a = Prostate::load(&dir).unwrap();
     let b = Prostate::load(tmp.path()).unwrap();
@@ -125,7 +127,7 @@ fn identity_survives_gzip() {
 #[test]
 fn damaged_copies_give_errors_naming_file_line_and_field() {
     let Some(dir) = real_dir() else { return };
-    let [train, _] = locate(&dir).unwrap();
+    let [train, _] = files(&dir);
     let text = std::fs::read_to_string(&train).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     let tmp = tempfile::tempdir().unwrap();
@@ -185,7 +187,17 @@ fn a_missing_directory_says_what_was_looked_for() {
     let tmp = tempfile::tempdir().unwrap();
     let e = Prostate::load(tmp.path()).unwrap_err().to_string();
     assert!(
-        e.contains("prostate_TumorVSNormal_train.data, prostate_TumorVSNormal_train.data.gz"),
+        e.contains("prostate_TumorVSNormal_train.data, prostate_TumorVSNormal_test.data"),
+        "{e}"
+    );
+    // One file of the two: incomplete, naming the missing one (plain or gzipped).
+    std::fs::write(tmp.path().join(FILES[0]), b"x").unwrap();
+    let e = Prostate::load(tmp.path()).unwrap_err();
+    assert!(matches!(e, DataError::Incomplete { .. }), "{e}");
+    assert!(
+        e.to_string().contains(
+            "missing prostate_TumorVSNormal_test.data or prostate_TumorVSNormal_test.data.gz"
+        ),
         "{e}"
     );
 }

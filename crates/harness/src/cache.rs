@@ -1,13 +1,25 @@
 //! The content-addressed cell cache under `results/cache/`, written atomically: a finished
-//! cell is either entirely on disk or not at all, whatever happens to the process.
+//! cell is either entirely on disk or not at all, whatever happens to the process. Each cell
+//! file carries the SHA-256 of its content: a truncated or altered file is not a cached cell
+//! (it is recomputed), whatever its name says.
 
 use serde::{Deserialize, Serialize};
-use std::io::Write;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+
+pub use dyad_datasets::fsutil::write_atomic;
 
 /// Version of the cell result format; part of every cell key.
-pub const RESULT_FORMAT_VERSION: u32 = 2;
+pub const RESULT_FORMAT_VERSION: u32 = 3;
+
+/// The second numeric coordinate of a record besides its step (a cardinality, a rank, a
+/// noise level, ...), named by the task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Coord {
+    pub name: String,
+    pub value: f64,
+}
 
 /// One measurement of a cell.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -22,6 +34,9 @@ pub struct Record {
     pub seconds: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub k: Option<u32>,
+    /// The record's second coordinate, if the task has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coord: Option<Coord>,
     pub value: f64,
 }
 
@@ -53,7 +68,33 @@ pub struct CellResult {
     pub tuned: Option<serde_json::Value>,
     pub git_commit: String,
     pub dyad_version: String,
+    /// Fingerprints of the source files of the task, solver and data provider that computed
+    /// the cell (provenance, not part of the key: the report warns when they changed since).
+    #[serde(default)]
+    pub code: BTreeMap<String, String>,
     pub records: Vec<Record>,
+}
+
+/// What a cell file holds: the cell and the SHA-256 of its canonical JSON.
+#[derive(Serialize, Deserialize)]
+struct Stored {
+    sha256: String,
+    cell: serde_json::Value,
+}
+
+fn digest(v: &serde_json::Value) -> String {
+    dyad_datasets::identity::hex(&Sha256::digest(v.to_string().as_bytes()))
+}
+
+/// Why a cell file is not a cached cell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Invalid {
+    /// The file does not parse as a cell (truncated, overwritten, another format).
+    Unreadable(String),
+    /// The content does not match its checksum.
+    Checksum,
+    /// A cell of another key or format version.
+    Mismatch,
 }
 
 /// The cell cache rooted at `<results>/cache`.
@@ -80,20 +121,42 @@ impl Cache {
             .join(format!("{key}.json"))
     }
 
+    /// Whether a valid cell (readable, checksum right, same key and format) is cached.
     pub fn contains(&self, key: &str) -> bool {
-        self.path(key).is_file()
+        self.get(key).is_some()
     }
 
-    /// The cached result, if present and readable. An unreadable entry (hand-edited, or from
-    /// an incompatible version) is treated as missing and will be recomputed.
+    /// The cached result, if present and valid. An invalid entry (truncated, hand-edited, or
+    /// from an incompatible version) is treated as missing and will be recomputed.
     pub fn get(&self, key: &str) -> Option<CellResult> {
-        let bytes = std::fs::read(self.path(key)).ok()?;
-        let r: CellResult = serde_json::from_slice(&bytes).ok()?;
-        (r.key == key && r.format == RESULT_FORMAT_VERSION).then_some(r)
+        self.check(key).ok().flatten()
+    }
+
+    /// The cached cell, `Ok(None)` when there is no file, or why the file is not a cell.
+    pub fn check(&self, key: &str) -> Result<Option<CellResult>, Invalid> {
+        let Ok(bytes) = std::fs::read(self.path(key)) else {
+            return Ok(None);
+        };
+        let stored: Stored =
+            serde_json::from_slice(&bytes).map_err(|e| Invalid::Unreadable(e.to_string()))?;
+        if digest(&stored.cell) != stored.sha256 {
+            return Err(Invalid::Checksum);
+        }
+        let r: CellResult =
+            serde_json::from_value(stored.cell).map_err(|e| Invalid::Unreadable(e.to_string()))?;
+        if r.key != key || r.format != RESULT_FORMAT_VERSION {
+            return Err(Invalid::Mismatch);
+        }
+        Ok(Some(r))
     }
 
     pub fn put(&self, r: &CellResult) -> std::io::Result<()> {
-        let bytes = serde_json::to_vec(r).map_err(std::io::Error::other)?;
+        let cell = serde_json::to_value(r).map_err(std::io::Error::other)?;
+        let stored = Stored {
+            sha256: digest(&cell),
+            cell,
+        };
+        let bytes = serde_json::to_vec(&stored).map_err(std::io::Error::other)?;
         write_atomic(&self.path(&r.key), &bytes)
     }
 
@@ -115,36 +178,6 @@ impl Cache {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-}
-
-static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// Write `bytes` to `path` atomically: a temporary file in the same directory, fsync, rename,
-/// fsync of the directory. Readers see the old content or the new, never a mixture.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
-    let tmp = dir.join(format!(
-        ".{name}.{}.{}.tmp",
-        std::process::id(),
-        TMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        drop(f);
-        std::fs::rename(&tmp, path)?;
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }
 
 #[cfg(test)]
@@ -171,12 +204,17 @@ mod tests {
             tuned: None,
             git_commit: "c".into(),
             dyad_version: "0".into(),
+            code: BTreeMap::from([("solver".into(), "f".into())]),
             records: vec![Record {
                 set: "test".into(),
                 metric: "precision".into(),
                 step: 3,
                 seconds: 0.25,
                 k: Some(2),
+                coord: Some(Coord {
+                    name: "rank".into(),
+                    value: 10.0,
+                }),
                 value: 0.1 + 0.2,
             }],
         }
@@ -201,11 +239,33 @@ mod tests {
     }
 
     #[test]
-    fn unreadable_entries_count_as_missing() {
+    fn unreadable_truncated_or_altered_entries_count_as_missing() {
         let dir = tempfile::tempdir().unwrap();
         let cache = Cache::new(dir.path());
         let key = "cd".repeat(32);
         write_atomic(&cache.path(&key), b"{ not json").unwrap();
-        assert!(cache.get(&key).is_none());
+        assert!(cache.get(&key).is_none() && !cache.contains(&key));
+        assert!(matches!(cache.check(&key), Err(Invalid::Unreadable(_))));
+        cache.put(&cell(&key)).unwrap();
+        assert!(cache.contains(&key));
+        let good = std::fs::read(cache.path(&key)).unwrap();
+        // Truncated anywhere: never a cell.
+        for cut in [1, good.len() / 2, good.len() - 1] {
+            std::fs::write(cache.path(&key), &good[..cut]).unwrap();
+            assert!(!cache.contains(&key), "cut at {cut}");
+        }
+        // A value changed but still valid JSON: the checksum catches it.
+        let text = String::from_utf8(good.clone()).unwrap();
+        let altered = text.replace("\"train_seconds\":0.5", "\"train_seconds\":0.6");
+        assert_ne!(altered, text);
+        std::fs::write(cache.path(&key), altered).unwrap();
+        assert_eq!(cache.check(&key), Err(Invalid::Checksum));
+        // A valid cell under another key's name.
+        let other = "ef".repeat(32);
+        cache.put(&cell(&other)).unwrap();
+        std::fs::copy(cache.path(&other), cache.path(&key)).unwrap();
+        assert_eq!(cache.check(&key), Err(Invalid::Mismatch));
+        std::fs::write(cache.path(&key), good).unwrap();
+        assert!(cache.contains(&key));
     }
 }

@@ -84,7 +84,7 @@ pub fn judge(res: &ExperimentResults<'_>, claim: &Claim) -> Outcome {
         })
         .collect();
     let computed = match claim.kind {
-        ClaimKind::Greater | ClaimKind::Close => compare(res, claim, &datasets),
+        ClaimKind::Greater | ClaimKind::Better | ClaimKind::Close => compare(res, claim, &datasets),
         ClaimKind::Near => near(res, claim, &datasets),
         ClaimKind::PeakWithin => peak_within(res, claim, &datasets),
         ClaimKind::SlopeWithin => slope_within(res, claim, &datasets),
@@ -111,37 +111,37 @@ fn selector(claim: &Claim, dataset: &str, solver: &str, k: Option<u32>) -> Selec
         metric: claim.metric.clone(),
         set: claim.set.clone(),
         k,
+        coord: claim.coord,
         at: claim.at,
     }
 }
 
+/// The ks a claim covers: its own, or every k the claim's set and metric are recorded at
+/// (e.g. 1..=50 for precision on the test set, 1..=10 for the simulated raters' set), or
+/// none for a metric without k.
 fn ks(res: &ExperimentResults<'_>, claim: &Claim) -> Vec<Option<u32>> {
-    match (claim.k, claim.metric.as_str()) {
-        (Some(k), _) => vec![Some(k)],
-        (None, "precision") => {
-            // Every k the set records (e.g. 1..=10 for the simulated raters' "human" set),
-            // else the protocol's 1..=k_max (whose absence the verdict then reports).
-            let recorded: std::collections::BTreeSet<u32> = res
-                .cells
-                .iter()
-                .flatten()
-                .flat_map(|c| &c.records)
-                .filter(|r| r.set == claim.set && r.metric == claim.metric)
-                .filter_map(|r| r.k)
-                .collect();
-            if recorded.is_empty() {
-                (1..=res.plan.ranking.k_max as u32).map(Some).collect()
-            } else {
-                recorded.into_iter().map(Some).collect()
-            }
-        }
-        (None, _) => vec![None],
+    if let Some(k) = claim.k {
+        return vec![Some(k)];
+    }
+    let recorded: std::collections::BTreeSet<u32> = res
+        .cells
+        .iter()
+        .flatten()
+        .flat_map(|c| &c.records)
+        .filter(|r| r.set == claim.set && r.metric == claim.metric)
+        .filter_map(|r| r.k)
+        .collect();
+    if recorded.is_empty() {
+        vec![None]
+    } else {
+        recorded.into_iter().map(Some).collect()
     }
 }
 
-/// `greater`: `solver` beats `versus` (`l + tolerance > r`, strictly when no tolerance is
-/// given); `close`: the two are within `tolerance` (`|l - r| <= tolerance`). On every data
-/// set, at every selected k.
+/// `greater`: `solver`'s value exceeds `versus`'s (`l + tolerance > factor r`, strictly when
+/// no tolerance is given); `better`: the same in the metric's direction (for a
+/// lower-is-better metric, `l - tolerance < r / factor`); `close`: the two are within
+/// `tolerance` (`|l - r| <= tolerance`). On every data set, at every selected k.
 fn compare(
     res: &ExperimentResults<'_>,
     claim: &Claim,
@@ -151,7 +151,13 @@ fn compare(
     let tol = claim.tolerance.unwrap_or(0.0);
     let factor = claim.factor.unwrap_or(1.0);
     let close = claim.kind == ClaimKind::Close;
-    let verb = if close { "within" } else { "higher at" };
+    let lower_better =
+        claim.kind == ClaimKind::Better && !res.plan.metric(&claim.metric).higher_is_better;
+    let verb = match (close, claim.kind == ClaimKind::Better) {
+        (true, _) => "within",
+        (false, true) => "better at",
+        (false, false) => "higher at",
+    };
     let mut all = true;
     let mut parts = Vec::new();
     for d in datasets {
@@ -165,6 +171,8 @@ fn compare(
             r_sum += r;
             let hit = if close {
                 (l - r).abs() <= tol
+            } else if lower_better {
+                factor * (l - tol) < r
             } else {
                 l + tol > factor * r
             };
@@ -267,11 +275,12 @@ fn peak_within(
             .iter()
             .position(|x| x.id == *d)
             .ok_or(format!("no data set `{d}`"))?;
-        let curve = res.curve(di, si, &claim.set, &claim.metric, XAxis::Step);
+        let curve = res.curve(di, si, &claim.set, &claim.metric, &XAxis::Step);
+        let metric = res.plan.metric(&claim.metric);
         let peak = curve
             .iter()
             .fold(None::<&crate::results::CurvePoint>, |b, p| match b {
-                Some(b) if b.y.mean >= p.y.mean => Some(b),
+                Some(b) if !metric.better(p.y.mean, b.y.mean) => Some(b),
                 _ => Some(p),
             })
             .ok_or(format!("no `{}` curve on `{d}`", claim.metric))?;

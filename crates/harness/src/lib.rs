@@ -66,10 +66,7 @@ pub struct Written {
 
 impl Workspace {
     pub fn data_context(&self) -> DataContext {
-        DataContext::new(
-            self.data_dir.clone(),
-            self.results.join("cache").join("data-identity.json"),
-        )
+        DataContext::new(self.data_dir.clone(), self.results.join("cache"))
     }
 
     pub fn cache(&self) -> Cache {

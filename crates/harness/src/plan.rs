@@ -1,23 +1,27 @@
-//! Grid expansion: a spec and a profile become cells, each with its cache key.
+//! Grid expansion: a spec and a profile become cells, each with its cache key — after every
+//! check that needs no data: the task table, the data sets' providers, parameters and known
+//! sizes, the solvers' families and parameters, the names claims and figures use, and bounds
+//! on what the plan would cost. Errors name the spec's file, line and field.
 //!
 //! A cell key is the sha256 of a canonical JSON document (keys sorted) holding exactly what
-//! determines the cell's result: the result-format version, the task and a fingerprint of its
-//! code, the resolved protocol, the data set's provider, canonical parameters, content
-//! identity and code fingerprint, the solver's name, canonical parameters (defaults filled in)
-//! and source fingerprint, the seed and the repeat index. Titles, plots, claims, comments and
-//! the spec's own name are not in it, so cosmetic edits rerun nothing and two specs that
-//! describe the same run share its cells.
+//! determines the cell's result: the result-format version; the task's name, version and
+//! resolved protocol; the data provider's name, version, canonical parameters and the data's
+//! content identity; the solver's name, version and canonical parameters (defaults filled
+//! in); the seed and the repeat index. Source fingerprints are not in it: they are kept beside
+//! each cell as provenance, and the report warns when the code of a cached cell has changed
+//! since it ran (bump the version of what changed results). Titles, plots, claims, comments
+//! and the spec's own name are not in it either, so cosmetic edits rerun nothing and two
+//! specs that describe the same run share its cells.
 
 use crate::cache::RESULT_FORMAT_VERSION;
 use crate::data::{DataContext, Resolved, provider};
 use crate::profile::{Profile, resolve_value};
-use crate::registry::{self, HUMAN_TASK, RANKING_TASK, fingerprint};
-use crate::spec::SplitKind;
+use crate::registry::{self, fingerprint};
 use crate::spec::{LoadedSpec, SpecError, table_of};
-use crate::tasks::human::HumanCell;
-use crate::tasks::ranking::{RankingCell, SplitCell};
+use crate::tasks::{self, CELL_METRICS, CellProtocol, Metric, Task, TaskInput};
 use serde_json::json;
 use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
 
 /// One data set of a plan.
 pub struct DatasetInstance {
@@ -28,17 +32,22 @@ pub struct DatasetInstance {
     /// The parameters as written in the spec (resolved for the profile).
     pub spec_params: toml::Table,
     pub resolved: Resolved,
+    /// Fingerprint of the provider's sources (provenance).
+    pub code: String,
 }
 
 /// One solver configuration of a plan (a grid point).
 pub struct SolverInstance {
     pub name: &'static str,
+    pub family: &'static str,
+    pub version: u32,
     /// Legend label; grid points append their parameters.
     pub label: String,
     /// Resolved parameters as written (the learner is rebuilt from them when run).
     pub params: toml::Value,
     /// Canonical parameters, defaults filled in.
     pub canonical: serde_json::Value,
+    /// Fingerprint of the solver's sources (provenance).
     pub fingerprint: String,
     pub iterative: bool,
     /// Candidate parameters tuned inside each cell (empty: nothing to tune). Each is the full
@@ -60,17 +69,20 @@ pub struct Cell {
     pub solver: usize,
     pub repeat: u32,
     pub canonical: serde_json::Value,
+    /// Source fingerprints of the task, solver and data provider (provenance).
+    pub code: BTreeMap<String, String>,
 }
 
 /// A spec expanded for one profile.
 pub struct Plan {
     pub spec: LoadedSpec,
     pub profile: Profile,
+    pub task: &'static dyn Task,
+    /// The task's version (as hashed into the keys).
+    pub task_version: u32,
+    pub protocol: Box<dyn CellProtocol>,
     pub datasets: Vec<DatasetInstance>,
     pub solvers: Vec<SolverInstance>,
-    pub ranking: RankingCell,
-    /// The simulated human evaluation run after the ranking task, if the spec asks for it.
-    pub human: Option<HumanCell>,
     pub seed: u64,
     pub repeats: u32,
     pub cells: Vec<Cell>,
@@ -82,25 +94,39 @@ impl Plan {
         self.datasets.iter().any(|d| d.resolved.synthetic)
     }
 
-    /// The cell's protocol: learners without steps ignore checkpoints and early stopping, so
-    /// those stay out of their keys (their cells are shared across checkpoint grids).
-    pub fn ranking_for(&self, solver: &SolverInstance) -> RankingCell {
-        let mut r = self.ranking.clone();
-        if let Some(c) = &solver.checkpoints {
-            r.checkpoints = c.clone();
+    /// How `name` is read: the task's description, a cell pseudo-metric's, or a neutral one
+    /// (higher is better, a plain number) for anything else a model records.
+    pub fn metric(&self, name: &str) -> Metric {
+        self.task
+            .metrics()
+            .iter()
+            .chain(CELL_METRICS)
+            .find(|m| m.name == name)
+            .copied()
+            .unwrap_or(Metric::undeclared(""))
+    }
+
+    /// The label of a metric at `k` for tables (`mAP`, `prec@10`).
+    pub fn metric_label(&self, name: &str, k: Option<u32>) -> String {
+        let m = self.metric(name);
+        let label = if m.name.is_empty() { name } else { m.label };
+        match k {
+            Some(k) => format!("{label}@{k}"),
+            None => label.to_string(),
         }
-        if !solver.iterative {
-            r.checkpoints.clear();
-        }
-        let selects_steps = solver.iterative && solver.select_steps;
-        if !selects_steps && solver.tune.is_empty() {
-            // Nothing to choose on the hold-out.
-            r.early_stopping = None;
-        }
-        // `false` only where a hold-out runs without choosing steps, so that every other
-        // cell keeps its key.
-        r.select_steps = selects_steps || !solver.iterative || r.early_stopping.is_none();
-        r
+    }
+
+    /// The sets the task records, the primary one first.
+    pub fn sets(&self) -> Vec<String> {
+        self.protocol.sets()
+    }
+
+    /// The set the report leads with.
+    pub fn primary_set(&self) -> String {
+        self.sets()
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| "test".into())
     }
 }
 
@@ -135,44 +161,148 @@ fn grid_points(grid: &toml::Table) -> Vec<toml::Table> {
     points
 }
 
+/// Most repeats a plan may ask for.
+pub const MAX_REPEATS: u32 = 1000;
+/// Most steps one cell may take (all its runs together).
+pub const MAX_STEPS_PER_CELL: u64 = 10_000_000_000;
+/// Most checkpoints one grid may hold.
+pub const MAX_CHECKPOINTS: usize = 100_000;
+/// Most cells one plan may hold.
+pub const MAX_CELLS: usize = 100_000;
+
+/// A rough lower bound of the time of `steps` training steps, for messages: at least one
+/// microsecond a step.
+fn cost(steps: u128) -> String {
+    let secs = steps as f64 * 1e-6;
+    if secs >= 86_400.0 {
+        format!("{:.0} days", secs / 86_400.0)
+    } else if secs >= 3600.0 {
+        format!("{:.1} hours", secs / 3600.0)
+    } else {
+        format!("{secs:.0} s")
+    }
+}
+
+/// The task a spec selects: the one of its task tables, or of two the one built on the other.
+fn select_task(spec: &LoadedSpec) -> Result<&'static dyn Task, SpecError> {
+    let tables: Vec<&str> = spec
+        .spec
+        .protocol
+        .tasks
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let known = || {
+        tasks::TASKS
+            .iter()
+            .map(|t| format!("`{}`", t.table()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for t in &tables {
+        if tasks::task(t).is_none() {
+            return Err(spec.error_at_key(
+                &["protocol", t],
+                format!(
+                    "key `protocol.{t}`: no task has this table (known: {}; generic keys: repeats, seed, checkpoints)",
+                    known()
+                ),
+            ));
+        }
+    }
+    let chosen: Vec<&'static dyn Task> = tables
+        .iter()
+        .filter_map(|t| tasks::task(t))
+        .filter(|t| {
+            !tables
+                .iter()
+                .any(|o| tasks::task(o).and_then(|x| x.base()) == Some(t.table()))
+        })
+        .collect();
+    match chosen.as_slice() {
+        [t] => {
+            if let Some(b) = t.base()
+                && !tables.contains(&b)
+            {
+                return Err(spec.error_at_key(
+                    &["protocol", t.table()],
+                    format!(
+                        "key `protocol.{}`: task `{}` builds on `[protocol.{b}]`, which is missing",
+                        t.table(),
+                        t.name()
+                    ),
+                ));
+            }
+            let expected = 1 + usize::from(t.base().is_some());
+            if tables.len() != expected {
+                return Err(spec.error_at_key(
+                    &["protocol"],
+                    format!(
+                        "key `protocol`: one task per spec; found tables {}",
+                        tables.join(", ")
+                    ),
+                ));
+            }
+            Ok(*t)
+        }
+        [] => Err(spec.error_at_key(
+            &["protocol"],
+            format!("key `protocol`: no task table; add one of {}", known()),
+        )),
+        _ => Err(spec.error_at_key(
+            &["protocol"],
+            format!(
+                "key `protocol`: one task per spec; found tables {}",
+                tables.join(", ")
+            ),
+        )),
+    }
+}
+
+/// The spec line of a solver parameter named by a [`dyad_algorithms::ParamError`]: its key
+/// in `params`, `grid` or `tune` when written there, else the solver's entry.
+fn param_error(spec: &LoadedSpec, si: usize, param: &str, message: String) -> SpecError {
+    let i = si.to_string();
+    let segs: Vec<&str> = param.split('.').filter(|s| !s.is_empty()).collect();
+    for table in ["params", "grid", "tune"] {
+        for n in (1..=segs.len()).rev() {
+            let mut path = vec!["solvers", i.as_str(), table];
+            path.extend_from_slice(&segs[..n]);
+            if spec.has_key(&path) {
+                return spec.error_at_key(&path, message);
+            }
+        }
+    }
+    spec.error_at_key(&["solvers", &i, "name"], message)
+}
+
 /// Expand `spec` for `profile`. Resolving data sets reads no data when their content
 /// identity is already known.
 pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Plan, SpecError> {
     let s = &spec.spec;
-    let r = s
-        .protocol
-        .ranking
-        .as_ref()
-        .expect("validated: ranking task present");
-    let at = |v: &Option<crate::profile::PerProfile<usize>>| v.as_ref().map(|v| *v.at(profile));
-    let split = match r.split {
-        SplitKind::PerClass => SplitCell::PerClass {
-            train: at(&r.train_per_class).expect("validated"),
-            test: at(&r.test_per_class).expect("validated"),
-        },
-        SplitKind::Official => SplitCell::Official {
-            max_train: at(&r.max_train),
-            max_test: at(&r.max_test),
-        },
-    };
-    let ranking = RankingCell {
-        split,
-        evaluate: r.evaluate.clone(),
-        k_max: r.k_max,
-        precision_at_every_checkpoint: r.precision_at_every_checkpoint,
-        model_statistics: r.model_statistics,
-        checkpoints: s
-            .protocol
-            .checkpoints
-            .at(profile)
-            .steps()
-            .map_err(|e| spec.error(format!("key `protocol.checkpoints`: {e}")))?,
-        early_stopping: r.early_stopping.clone(),
-        select_steps: true,
-    };
+    let task = select_task(spec)?;
+    let checkpoints = s.protocol.checkpoints.at(profile).steps().map_err(|e| {
+        spec.error_at_key(
+            &["protocol", "checkpoints"],
+            format!("key `protocol.checkpoints`: {e}"),
+        )
+    })?;
+    let protocol = task.plan(&TaskInput {
+        spec,
+        profile,
+        checkpoints,
+    })?;
+
+    let repeats = *s.protocol.repeats.at(profile);
+    if repeats == 0 || repeats > MAX_REPEATS {
+        return Err(spec.error_at_key(
+            &["protocol", "repeats"],
+            format!("key `protocol.repeats` ({profile}): {repeats}; must lie in 1..={MAX_REPEATS}"),
+        ));
+    }
 
     let mut datasets = Vec::new();
-    for d in &s.datasets {
+    for (di, d) in s.datasets.iter().enumerate() {
         let at = d.name.span().start;
         let p = provider(d.name.get_ref()).ok_or_else(|| {
             spec.error_at(
@@ -182,26 +312,55 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
                     d.name.get_ref(),
                     crate::data::PROVIDERS
                         .iter()
-                        .map(|p| p.name)
+                        .map(|p| p.name())
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
             )
         })?;
+        if !task.data_kinds().contains(&p.kind()) {
+            return Err(spec.error_at(
+                at,
+                format!(
+                    "data set `{}` ({}) is {}; task `{}` takes {}",
+                    d.id,
+                    p.name(),
+                    p.kind(),
+                    task.name(),
+                    task.data_kinds().join(" or ")
+                ),
+            ));
+        }
         let (params, params_at) = table_of(&d.params, at);
         let params = resolve_table(params, profile);
-        let resolved = (p.resolve)(ctx, &params)
+        let json =
+            serde_json::to_value(&params).map_err(|e| spec.error_at(params_at, e.to_string()))?;
+        let resolved = p
+            .resolve(ctx, &json)
             .map_err(|e| spec.error_at(params_at, format!("data set `{}`: {e}", d.id)))?;
-        datasets.push(DatasetInstance {
+        let code = fingerprint(
+            crate::data::provider(resolved.name)
+                .map(|q| q.sources())
+                .unwrap_or(p.sources()),
+        );
+        let inst = DatasetInstance {
             id: d.id.clone(),
-            requested: p.name.to_string(),
+            requested: p.name().to_string(),
             spec_params: params,
             resolved,
-        });
+            code,
+        };
+        protocol.check_data(&inst).map_err(|e| {
+            spec.error_at_key(
+                &["datasets", &di.to_string(), "name"],
+                format!("data set `{}`: {e}", d.id),
+            )
+        })?;
+        datasets.push(inst);
     }
 
     let mut solvers = Vec::new();
-    for sv in &s.solvers {
+    for (si, sv) in s.solvers.iter().enumerate() {
         let at = sv.name.span().start;
         let entry = registry::solver(sv.name.get_ref()).ok_or_else(|| {
             spec.error_at(
@@ -217,10 +376,29 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
                 ),
             )
         })?;
-        let (base, params_at) = table_of(&sv.params, at);
-        let base = resolve_table(base, profile);
+        if entry.family != task.family() {
+            return Err(spec.error_at(
+                at,
+                format!(
+                    "solver `{}` is a {}; task `{}` runs {}s",
+                    entry.name,
+                    entry.family,
+                    task.name(),
+                    task.family()
+                ),
+            ));
+        }
+        let base = resolve_table(table_of(&sv.params, at).0, profile);
         let grid = resolve_table(table_of(&sv.grid, at).0, profile);
         let fp = fingerprint(entry.sources);
+        let own_checkpoints = match &sv.checkpoints {
+            Some(c) => Some(
+                c.at(profile)
+                    .steps()
+                    .map_err(|e| spec.error_at(at, format!("key `solvers.checkpoints`: {e}")))?,
+            ),
+            None => None,
+        };
         for point in grid_points(&grid) {
             let mut params = base.clone();
             let mut suffix = Vec::new();
@@ -230,10 +408,7 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
             }
             let params = toml::Value::Table(params);
             let built = (entry.build)(params.clone()).map_err(|e| {
-                spec.error_at(
-                    params_at,
-                    format!("key `solvers.params` of `{}`: {e}", entry.name),
-                )
+                param_error(spec, si, &e.param, format!("solver `{}`: {e}", entry.name))
             })?;
             let mut tune = Vec::new();
             let mut tune_canonical = Vec::new();
@@ -245,9 +420,11 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
                 full.extend(candidate);
                 let full = toml::Value::Table(full);
                 let b = (entry.build)(full.clone()).map_err(|e| {
-                    spec.error_at(
-                        params_at,
-                        format!("key `solvers.tune` of `{}`: {e}", entry.name),
+                    param_error(
+                        spec,
+                        si,
+                        &e.param,
+                        format!("solver `{}` (tuned candidate): {e}", entry.name),
                     )
                 })?;
                 tune_canonical.push(b.canonical);
@@ -256,7 +433,7 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
             let canonical = if tune.is_empty() {
                 built.canonical
             } else {
-                serde_json::json!({ "params": built.canonical, "tune": tune_canonical })
+                json!({ "params": built.canonical, "tune": tune_canonical })
             };
             let base_label = sv.label.clone().unwrap_or_else(|| entry.label.to_string());
             let label = if suffix.is_empty() {
@@ -266,17 +443,16 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
             };
             solvers.push(SolverInstance {
                 name: entry.name,
+                family: entry.family,
+                version: entry.version,
                 label,
                 params,
                 canonical,
                 fingerprint: fp.clone(),
-                iterative: built.learner.is_iterative(),
+                iterative: built.iterative,
                 tune,
                 datasets: sv.datasets.clone(),
-                checkpoints: sv
-                    .checkpoints
-                    .as_ref()
-                    .map(|c| c.at(profile).steps().expect("validated")),
+                checkpoints: own_checkpoints.clone(),
                 select_steps: sv.early_stopping,
             });
         }
@@ -292,31 +468,17 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
             }
         }
     }
+    check_names(spec, &datasets, &solvers)?;
 
-    let repeats = *s.protocol.repeats.at(profile);
-    let human = s.protocol.human_evaluation.clone();
-    if human.is_some()
-        && let Some(d) = datasets.iter().find(|d| d.resolved.name != "web-standin")
-    {
-        return Err(spec.error(format!(
-            "key `protocol.human_evaluation`: the simulated raters judge latent concepts, which \
-             only the web stand-in has; data set `{}` is `{}`",
-            d.id, d.resolved.name
-        )));
-    }
-    let task = if human.is_some() {
-        &HUMAN_TASK
-    } else {
-        &RANKING_TASK
-    };
-    let task_fp = fingerprint(task.sources);
+    let task_fp = fingerprint(task.sources());
     let mut plan = Plan {
         spec: spec.clone(),
         profile,
+        task,
+        task_version: task.version(),
+        protocol,
         datasets,
         solvers,
-        ranking,
-        human,
         seed: s.protocol.seed,
         repeats,
         cells: Vec::new(),
@@ -327,37 +489,168 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
             if !sv.datasets.is_empty() && !sv.datasets.contains(&d.id) {
                 continue;
             }
-            let protocol = serde_json::to_value(plan.ranking_for(sv)).expect("serializable");
-            let mut task_key = json!({ "name": task.name, "code": task_fp, "protocol": protocol });
-            if let Some(h) = &plan.human {
-                task_key["human"] = serde_json::to_value(h).expect("serializable");
+            let steps = plan.protocol.steps(sv);
+            let grid = sv.checkpoints.as_ref().map_or(0, Vec::len);
+            if steps > MAX_STEPS_PER_CELL || grid > MAX_CHECKPOINTS {
+                let si_s = si.to_string();
+                let at = if sv.checkpoints.is_some() {
+                    vec!["solvers", si_s.as_str(), "checkpoints"]
+                } else {
+                    vec!["protocol", "checkpoints"]
+                };
+                return Err(spec.error_at_key(
+                    &at,
+                    format!(
+                        "solver `{}` on `{}`: {steps} steps per cell ({grid} checkpoints) exceed \
+                         the limit of {MAX_STEPS_PER_CELL} steps and {MAX_CHECKPOINTS} checkpoints; \
+                         x {repeats} repeats that is at least {} of training",
+                        sv.label,
+                        d.id,
+                        cost(u128::from(steps) * u128::from(repeats))
+                    ),
+                ));
             }
+            let code = BTreeMap::from([
+                ("task".to_string(), task_fp.clone()),
+                ("solver".to_string(), sv.fingerprint.clone()),
+                ("data".to_string(), d.code.clone()),
+            ]);
             for repeat in 0..repeats {
-                let canonical = json!({
-                    "format": RESULT_FORMAT_VERSION,
-                    "task": task_key,
-                    "data": {
-                        "name": d.resolved.name,
-                        "params": d.resolved.params,
-                        "identity": d.resolved.identity,
-                        "code": d.resolved.code,
-                    },
-                    "solver": { "name": sv.name, "params": sv.canonical, "code": sv.fingerprint },
-                    "seed": plan.seed,
-                    "repeat": repeat,
-                });
+                let canonical = canonical_cell(&plan, di, si, repeat);
                 cells.push(Cell {
                     key: cell_key(&canonical),
                     dataset: di,
                     solver: si,
                     repeat,
                     canonical,
+                    code: code.clone(),
                 });
             }
         }
     }
+    if cells.len() > MAX_CELLS {
+        return Err(spec.error(format!(
+            "{} cells exceed the limit of {MAX_CELLS} for one spec (repeats x data sets x solver grid points)",
+            cells.len()
+        )));
+    }
     plan.cells = cells;
     Ok(plan)
+}
+
+/// The canonical description of a cell (see the module documentation): what its key hashes.
+fn canonical_cell(plan: &Plan, di: usize, si: usize, repeat: u32) -> serde_json::Value {
+    let (d, sv) = (&plan.datasets[di], &plan.solvers[si]);
+    json!({
+        "format": RESULT_FORMAT_VERSION,
+        "task": {
+            "name": plan.task.name(),
+            "version": plan.task_version,
+            "protocol": plan.protocol.canonical(sv),
+        },
+        "data": {
+            "name": d.resolved.name,
+            "version": d.resolved.version,
+            "params": d.resolved.params,
+            "identity": d.resolved.identity,
+        },
+        "solver": { "name": sv.name, "version": sv.version, "params": sv.canonical },
+        "seed": plan.seed,
+        "repeat": repeat,
+    })
+}
+
+/// Recompute every cell's key from the plan's current versions, parameters and identities
+/// (after a test or a tool changed one of them).
+pub fn rekey(plan: &mut Plan) {
+    let keys: Vec<serde_json::Value> = plan
+        .cells
+        .iter()
+        .map(|c| canonical_cell(plan, c.dataset, c.solver, c.repeat))
+        .collect();
+    for (c, canonical) in plan.cells.iter_mut().zip(keys) {
+        c.key = cell_key(&canonical);
+        c.canonical = canonical;
+    }
+}
+
+/// Every solver and data set a plot, table, reference, claim or expectation names must be in
+/// the spec; a plot's x axis must be one the task has.
+fn check_names(
+    spec: &LoadedSpec,
+    datasets: &[DatasetInstance],
+    solvers: &[SolverInstance],
+) -> Result<(), SpecError> {
+    let s = &spec.spec;
+    let solver_ok = |n: &str| solvers.iter().any(|sv| sv.label == n || sv.name == n);
+    let dataset_ok = |n: &str| datasets.iter().any(|d| d.id == n);
+    let known_solvers = || {
+        solvers
+            .iter()
+            .map(|sv| format!("\"{}\"", sv.label))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let bad_solver = |path: &[&str], n: &str| {
+        spec.error_at_key(
+            path,
+            format!(
+                "key `{}`: no solver \"{n}\" in this spec (labels: {})",
+                path.join("."),
+                known_solvers()
+            ),
+        )
+    };
+    let bad_dataset = |path: &[&str], n: &str| {
+        spec.error_at_key(
+            path,
+            format!("key `{}`: no data set with id \"{n}\"", path.join(".")),
+        )
+    };
+    for (i, c) in s.claims.iter().enumerate() {
+        let i = i.to_string();
+        if !solver_ok(&c.solver) {
+            return Err(bad_solver(&["claims", &i, "solver"], &c.solver));
+        }
+        if let Some(v) = &c.versus
+            && !solver_ok(v)
+        {
+            return Err(bad_solver(&["claims", &i, "versus"], v));
+        }
+        if let Some(d) = c.datasets.iter().find(|d| !dataset_ok(d)) {
+            return Err(bad_dataset(&["claims", &i, "datasets"], d));
+        }
+    }
+    for (i, r) in s.references.iter().enumerate() {
+        let i = i.to_string();
+        if !solver_ok(&r.solver) {
+            return Err(bad_solver(&["references", &i, "solver"], &r.solver));
+        }
+        if !dataset_ok(&r.dataset) {
+            return Err(bad_dataset(&["references", &i, "dataset"], &r.dataset));
+        }
+    }
+    for (i, e) in s.expect.iter().enumerate() {
+        let i = i.to_string();
+        if !solver_ok(&e.solver) {
+            return Err(bad_solver(&["expect", &i, "solver"], &e.solver));
+        }
+        if !dataset_ok(&e.dataset) {
+            return Err(bad_dataset(&["expect", &i, "dataset"], &e.dataset));
+        }
+    }
+    for (i, p) in s.plots.iter().enumerate() {
+        let i = i.to_string();
+        if let Some(n) = p.solvers.iter().find(|n| !solver_ok(n)) {
+            return Err(bad_solver(&["plots", &i, "solvers"], n));
+        }
+    }
+    for (i, t) in s.tables.iter().enumerate() {
+        if let Some(n) = t.solvers.iter().find(|n| !solver_ok(n)) {
+            return Err(bad_solver(&["tables", &i.to_string(), "solvers"], n));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -372,5 +665,12 @@ mod tests {
         assert_eq!(pts[0]["a"].as_integer(), Some(1));
         assert_eq!(pts[5]["b"].as_str(), Some("z"));
         assert_eq!(grid_points(&toml::Table::new()).len(), 1);
+    }
+
+    #[test]
+    fn costs_read_in_human_units() {
+        assert_eq!(cost(10_000_000_000_000), "116 days");
+        assert_eq!(cost(7_200_000_000), "2.0 hours");
+        assert_eq!(cost(5_000_000), "5 s");
     }
 }

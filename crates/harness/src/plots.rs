@@ -54,15 +54,11 @@ struct Panel {
 fn panels(res: &ExperimentResults<'_>, plot: &PlotSpec) -> Vec<Panel> {
     let plan = res.plan;
     let sets: Vec<String> = if plot.sets.is_empty() {
-        plan.ranking
-            .evaluate
-            .iter()
-            .map(|s| s.as_str().to_string())
-            .collect()
+        plan.sets()
     } else {
         plot.sets.clone()
     };
-    if let (XAxis::Param, Some(param)) = (plot.x, &plot.x_param) {
+    if let (XAxis::Param, Some(param)) = (&plot.x, &plot.x_param) {
         return vec![param_panel(res, plot, &sets, param)];
     }
     plan.datasets
@@ -77,7 +73,7 @@ fn panels(res: &ExperimentResults<'_>, plot: &PlotSpec) -> Vec<Panel> {
                     continue;
                 }
                 for (seti, set) in sets.iter().enumerate() {
-                    let points = res.curve(di, si, set, &plot.metric, plot.x);
+                    let points = res.curve(di, si, set, &plot.metric, &plot.x);
                     if points.is_empty() {
                         continue;
                     }
@@ -101,7 +97,7 @@ fn panels(res: &ExperimentResults<'_>, plot: &PlotSpec) -> Vec<Panel> {
             let chance = plot.chance.then(|| {
                 let set = sets.iter().find(|s| *s == "test").unwrap_or(&sets[0]);
                 (0..plan.solvers.len())
-                    .flat_map(|si| res.curve(di, si, set, "chance", XAxis::Step))
+                    .flat_map(|si| res.curve(di, si, set, "chance", &XAxis::Step))
                     .map(|p| p.y.mean)
                     .next()
             });

@@ -1,27 +1,52 @@
-//! The registry joining specs to code: solver names to learners, data-set names to
-//! providers, task names to their implementations, each with the source files whose
-//! fingerprint enters the cache key. Adding a baseline is one file in `dyad-algorithms` plus
-//! one line in [`SOLVERS`].
+//! The registry joining specs to code: solver names to learners, each with its family, a
+//! version (part of every cell key: bump it when results change) and the source files whose
+//! fingerprint is kept as provenance. Adding a baseline is one file in `dyad-algorithms` plus
+//! one line in [`SOLVERS`]. Data sets are listed in `dyad_datasets::registry::PROVIDERS`,
+//! tasks in [`crate::tasks::TASKS`].
 
-use dyad_algorithms::Ranker;
+use dyad_algorithms::baselines::centroid::CentroidConfig;
 use dyad_algorithms::baselines::euclidean::EuclideanConfig;
 use dyad_algorithms::baselines::lego::LegoConfig;
 use dyad_algorithms::baselines::lmnn::LmnnConfig;
 use dyad_algorithms::baselines::mcml::McmlConfig;
 use dyad_algorithms::oasis::{DissimOasisConfig, OasisConfig, OasisParallelConfig};
+use dyad_algorithms::{Checked, LabelRanker, ParamError, Ranker};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sha2::{Digest, Sha256};
+use std::any::Any;
 
 mod generated {
     include!(concat!(env!("OUT_DIR"), "/fingerprints.rs"));
 }
 pub use generated::SOURCE_FINGERPRINTS;
 
-/// A learner built from spec parameters, with its canonical parameters (defaults filled in).
+/// A solver built from spec parameters: its family's trait object, its canonical parameters
+/// (defaults filled in) and whether it trains in steps.
 pub struct BuiltSolver {
-    pub learner: Box<dyn Ranker>,
     pub canonical: serde_json::Value,
+    pub iterative: bool,
+    solver: Box<dyn Any + Send + Sync>,
+}
+
+impl BuiltSolver {
+    /// Wrap a family's trait object (e.g. `Box<dyn Ranker>`).
+    pub fn new<F: ?Sized + Send + Sync + 'static>(
+        solver: Box<F>,
+        canonical: serde_json::Value,
+        iterative: bool,
+    ) -> Self {
+        Self {
+            canonical,
+            iterative,
+            solver: Box::new(solver),
+        }
+    }
+
+    /// The solver as a member of family `F` (e.g. `dyn Ranker`), if it is one.
+    pub fn family<F: ?Sized + 'static>(&self) -> Option<&F> {
+        self.solver.downcast_ref::<Box<F>>().map(|b| &**b)
+    }
 }
 
 /// A solver the specs can name.
@@ -30,22 +55,72 @@ pub struct SolverEntry {
     /// Default legend label.
     pub label: &'static str,
     pub description: &'static str,
-    /// Source files (paths under `crates/`; a trailing `/` takes a whole directory) whose code
-    /// determines this solver's results.
+    /// The learner family (what it trains on, what it reports); a task runs one family.
+    pub family: &'static str,
+    /// Bump when the solver's results change for the same parameters: exactly its cells
+    /// recompute.
+    pub version: u32,
+    /// Source files (paths under `crates/`; a trailing `/` takes a whole directory) kept as
+    /// provenance: the report warns when they changed since a cell ran.
     pub sources: &'static [&'static str],
-    pub build: fn(toml::Value) -> Result<BuiltSolver, String>,
+    pub build: fn(toml::Value) -> Result<BuiltSolver, ParamError>,
 }
 
-/// Deserialize a solver's typed configuration (unknown parameters are errors) and keep its
-/// canonical form for hashing.
-fn build<C: Ranker + DeserializeOwned + Serialize + 'static>(
-    v: toml::Value,
-) -> Result<BuiltSolver, String> {
-    let config = C::deserialize(v).map_err(|e| e.to_string().trim().to_string())?;
-    let canonical = serde_json::to_value(&config).map_err(|e| e.to_string())?;
-    Ok(BuiltSolver {
-        learner: Box::new(config),
+/// The family of [`Ranker`]s.
+pub const RANKER: &str = "ranker";
+
+/// Build a [`Ranker`] from spec parameters: typed (unknown parameters are errors, naming
+/// them), checked ([`Checked`]), and kept in canonical form for hashing.
+pub fn ranker<C>(v: toml::Value) -> Result<BuiltSolver, ParamError>
+where
+    C: Ranker + Checked + DeserializeOwned + Serialize + 'static,
+{
+    let config: C = typed(v)?;
+    config.check()?;
+    let canonical =
+        serde_json::to_value(&config).map_err(|e| ParamError::new("", e.to_string()))?;
+    let iterative = config.is_iterative();
+    Ok(BuiltSolver::new(
+        Box::new(config) as Box<dyn Ranker>,
         canonical,
+        iterative,
+    ))
+}
+
+/// The family of [`LabelRanker`]s.
+pub const LABEL_RANKER: &str = "label-ranker";
+
+/// Build a [`LabelRanker`] from spec parameters (as [`ranker`]).
+pub fn label_ranker<C>(v: toml::Value) -> Result<BuiltSolver, ParamError>
+where
+    C: LabelRanker + Checked + DeserializeOwned + Serialize + 'static,
+{
+    let config: C = typed(v)?;
+    config.check()?;
+    let canonical =
+        serde_json::to_value(&config).map_err(|e| ParamError::new("", e.to_string()))?;
+    let iterative = config.is_iterative();
+    Ok(BuiltSolver::new(
+        Box::new(config) as Box<dyn LabelRanker>,
+        canonical,
+        iterative,
+    ))
+}
+
+/// Deserialize a configuration; a bad key or value is a [`ParamError`] naming its path.
+pub fn typed<C: DeserializeOwned>(v: toml::Value) -> Result<C, ParamError> {
+    serde_path_to_error::deserialize(v).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        let inner = inner.trim().to_string();
+        // The path ends at the offending key (an unknown one included); at the root, an
+        // unknown field is named by serde's message.
+        let param = match (path.as_str(), inner.strip_prefix("unknown field `")) {
+            (".", Some(rest)) => rest.split('`').next().unwrap_or_default().to_string(),
+            (".", None) => String::new(),
+            _ => path,
+        };
+        ParamError::new(param, inner)
     })
 }
 
@@ -61,6 +136,8 @@ pub static SOLVERS: &[SolverEntry] = &[
         name: "oasis",
         label: "OASIS",
         description: "OASIS, PA-I on sparse triplets, W0 = I, with its symmetric and PSD variants (Chechik et al. 2010)",
+        family: RANKER,
+        version: 1,
         sources: &[
             "algorithms/src/oasis/mod.rs",
             "algorithms/src/oasis/model.rs",
@@ -70,12 +147,14 @@ pub static SOLVERS: &[SolverEntry] = &[
             LOOP[1],
             LOOP[2],
         ],
-        build: build::<OasisConfig>,
+        build: ranker::<OasisConfig>,
     },
     SolverEntry {
         name: "dissim-oasis",
         label: "DISSIM-OASIS",
         description: "OASIS on the symmetric score -(p-q)^T W (p-q) (spec §4.1)",
+        family: RANKER,
+        version: 1,
         sources: &[
             "algorithms/src/oasis/dissim.rs",
             "algorithms/src/oasis/mod.rs",
@@ -86,12 +165,14 @@ pub static SOLVERS: &[SolverEntry] = &[
             LOOP[1],
             LOOP[2],
         ],
-        build: build::<DissimOasisConfig>,
+        build: ranker::<DissimOasisConfig>,
     },
     SolverEntry {
         name: "oasis-parallel",
         label: "OASIS (averaged rankers)",
         description: "uniform average of independently trained OASIS rankers (spec §4.3)",
+        family: RANKER,
+        version: 1,
         sources: &[
             "algorithms/src/oasis/parallel.rs",
             "algorithms/src/oasis/mod.rs",
@@ -102,12 +183,14 @@ pub static SOLVERS: &[SolverEntry] = &[
             LOOP[1],
             LOOP[2],
         ],
-        build: build::<OasisParallelConfig>,
+        build: ranker::<OasisParallelConfig>,
     },
     SolverEntry {
         name: "mcml",
         label: "MCML",
         description: "Metric learning by collapsing classes (Globerson & Roweis 2006), projected gradient",
+        family: RANKER,
+        version: 1,
         sources: &[
             "algorithms/src/baselines/mcml.rs",
             "algorithms/src/metric.rs",
@@ -116,12 +199,14 @@ pub static SOLVERS: &[SolverEntry] = &[
             LOOP[1],
             LOOP[2],
         ],
-        build: build::<McmlConfig>,
+        build: ranker::<McmlConfig>,
     },
     SolverEntry {
         name: "lego",
         label: "LEGO",
         description: "LogDet exact gradient online metric learning (Jain et al. 2008), relative-distance targets",
+        family: RANKER,
+        version: 1,
         sources: &[
             "algorithms/src/baselines/lego.rs",
             "algorithms/src/metric.rs",
@@ -130,12 +215,14 @@ pub static SOLVERS: &[SolverEntry] = &[
             LOOP[1],
             LOOP[2],
         ],
-        build: build::<LegoConfig>,
+        build: ranker::<LegoConfig>,
     },
     SolverEntry {
         name: "lmnn",
         label: "LMNN",
         description: "Large-margin nearest neighbour metric (Weinberger & Saul), projected subgradient; `active_set = true` is fast-LMNN",
+        family: RANKER,
+        version: 1,
         sources: &[
             "algorithms/src/baselines/lmnn.rs",
             "algorithms/src/metric.rs",
@@ -144,54 +231,36 @@ pub static SOLVERS: &[SolverEntry] = &[
             LOOP[1],
             LOOP[2],
         ],
-        build: build::<LmnnConfig>,
+        build: ranker::<LmnnConfig>,
     },
     SolverEntry {
         name: "euclidean",
         label: "Euclidean",
         description: "Euclidean distance in feature space (no learning)",
+        family: RANKER,
+        version: 1,
         sources: &[
             "algorithms/src/baselines/euclidean.rs",
             LOOP[0],
             LOOP[1],
             LOOP[2],
         ],
-        build: build::<EuclideanConfig>,
+        build: ranker::<EuclideanConfig>,
+    },
+    SolverEntry {
+        name: "centroid",
+        label: "class centroid",
+        description: "scores each label by the cosine of the example and the label's training centroid (nearest class mean)",
+        family: LABEL_RANKER,
+        version: 1,
+        sources: &["algorithms/src/baselines/centroid.rs"],
+        build: label_ranker::<CentroidConfig>,
     },
 ];
 
 pub fn solver(name: &str) -> Option<&'static SolverEntry> {
     SOLVERS.iter().find(|s| s.name == name)
 }
-
-/// A task: how a cell turns data and a learner into records.
-pub struct TaskEntry {
-    pub name: &'static str,
-    pub sources: &'static [&'static str],
-}
-
-pub static RANKING_TASK: TaskEntry = TaskEntry {
-    name: "label-ranking",
-    sources: &[
-        "harness/src/tasks/ranking.rs",
-        "core/src/metrics.rs",
-        "core/src/data.rs",
-        "core/src/rng.rs",
-    ],
-};
-
-/// The simulated human evaluation: the ranking task, then a rater panel on its final model.
-pub static HUMAN_TASK: TaskEntry = TaskEntry {
-    name: "human-evaluation",
-    sources: &[
-        "harness/src/tasks/human.rs",
-        "harness/src/tasks/ranking.rs",
-        "datasets/src/synthetic/raters.rs",
-        "core/src/metrics.rs",
-        "core/src/data.rs",
-        "core/src/rng.rs",
-    ],
-};
 
 /// Fingerprint of a set of source prefixes: sha256 over the matching files' paths and token
 /// hashes. Panics if a prefix matches no file (a registry typo must not silently drop code
@@ -240,10 +309,8 @@ mod tests {
                 s.name
             );
         }
-        fingerprint(RANKING_TASK.sources);
-        fingerprint(HUMAN_TASK.sources);
         for d in crate::data::PROVIDERS {
-            fingerprint(d.sources);
+            fingerprint(d.sources());
         }
     }
 
@@ -269,6 +336,7 @@ mod tests {
             b.canonical,
             serde_json::json!({"c": 0.5, "symmetric": "none", "psd": "none"})
         );
+        assert!(b.iterative && b.family::<dyn Ranker>().is_some());
         let empty =
             (solver("oasis").unwrap().build)(toml::Value::Table(Default::default())).unwrap();
         assert_eq!(
@@ -281,6 +349,21 @@ mod tests {
         assert_eq!(b.canonical["psd"], serde_json::json!({"every": 5000}));
         let v: toml::Value = toml::from_str("C = 0.5").unwrap();
         let e = (solver("oasis").unwrap().build)(v).err().unwrap();
-        assert!(e.contains("unknown field `C`"), "{e}");
+        assert_eq!(e.param, "C");
+        assert!(e.message.contains("unknown field `C`"), "{e}");
+        // Wrong types and values out of their domain name the parameter.
+        let v: toml::Value = toml::from_str("c = \"big\"").unwrap();
+        assert_eq!(
+            (solver("oasis").unwrap().build)(v).err().unwrap().param,
+            "c"
+        );
+        let v: toml::Value = toml::from_str("psd = { every = \"x\" }").unwrap();
+        let e = (solver("oasis").unwrap().build)(v).err().unwrap();
+        assert!(e.param.starts_with("psd"), "{e:?}");
+        for bad in ["c = 0.0", "c = -0.1", "c = nan"] {
+            let v: toml::Value = toml::from_str(bad).unwrap();
+            let e = (solver("oasis").unwrap().build)(v).err().unwrap();
+            assert_eq!(e.param, "c", "{bad}: {e}");
+        }
     }
 }

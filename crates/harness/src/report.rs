@@ -8,6 +8,7 @@ use crate::profile::Profile;
 use crate::provenance::{DYAD_VERSION, git_commit};
 use crate::results::{ExperimentResults, Stat};
 use crate::spec::{At, Selector};
+use crate::tasks::Metric;
 use std::path::{Path, PathBuf};
 
 /// Where the report of a profile lives: `results/report/` for `paper`, `results/report-quick/`
@@ -44,19 +45,11 @@ pub struct Section<'a> {
     pub tables: Vec<PathBuf>,
 }
 
-fn is_rate(metric: &str) -> bool {
-    matches!(metric, "map" | "precision" | "chance")
+fn fmt_value(metric: &Metric, v: f64) -> String {
+    metric.format(v)
 }
 
-fn fmt_value(metric: &str, v: f64) -> String {
-    if is_rate(metric) {
-        format!("{:.1}", 100.0 * v)
-    } else {
-        format!("{v:.3}")
-    }
-}
-
-fn fmt_stat(metric: &str, s: &Stat) -> String {
+fn fmt_stat(metric: &Metric, s: &Stat) -> String {
     format!(
         "{} ± {} (n={})",
         fmt_value(metric, s.mean),
@@ -67,7 +60,7 @@ fn fmt_stat(metric: &str, s: &Stat) -> String {
 
 /// The paper's number as printed: value ± sd, or its text (e.g. "*").
 fn paper_value(
-    metric: &str,
+    metric: &Metric,
     value: Option<f64>,
     sd: Option<f64>,
     text: Option<&str>,
@@ -84,15 +77,6 @@ fn paper_value(
             None => fmt_value(metric, v * scale),
         },
         (None, None) => "—".into(),
-    }
-}
-
-fn metric_name(metric: &str, k: Option<u32>) -> String {
-    match (metric, k) {
-        ("map", _) => "mAP".into(),
-        ("precision", Some(k)) => format!("prec@{k}"),
-        (m, Some(k)) => format!("{m}@{k}"),
-        (m, None) => m.to_string(),
     }
 }
 
@@ -187,7 +171,7 @@ pub fn document(sections: &[Section<'_>], profile: Profile) -> Vec<Block> {
                         .select(&r.selector())
                         .ok()
                         .and_then(|v| Stat::of(&v))
-                        .map(|st| fmt_stat(&r.metric, &st))
+                        .map(|st| fmt_stat(&plan.metric(&r.metric), &st))
                         .unwrap_or_else(|| "—".into());
                     let synthetic = plan
                         .datasets
@@ -200,9 +184,15 @@ pub fn document(sections: &[Section<'_>], profile: Profile) -> Vec<Block> {
                             if synthetic { " (SYNTHETIC)" } else { "" }
                         ),
                         r.solver.clone(),
-                        format!("{} ({})", metric_name(&r.metric, r.k), r.set),
+                        format!("{} ({})", plan.metric_label(&r.metric, r.k), r.set),
                         ours,
-                        paper_value(&r.metric, r.value, r.sd, r.text.as_deref(), 1.0),
+                        paper_value(
+                            &plan.metric(&r.metric),
+                            r.value,
+                            r.sd,
+                            r.text.as_deref(),
+                            1.0,
+                        ),
                         r.source.clone(),
                     ]
                 })
@@ -312,7 +302,7 @@ fn pivot_tables(res: &ExperimentResults<'_>, t: &crate::spec::TableSpec) -> Vec<
                     let scale = row.scale.unwrap_or(1.0);
                     let mut cells = vec![format!(
                         "{}{}",
-                        metric_name(&row.metric, row.k),
+                        plan.metric_label(&row.metric, row.k),
                         row.unit
                             .as_ref()
                             .map(|u| format!(" ({u})"))
@@ -327,6 +317,7 @@ fn pivot_tables(res: &ExperimentResults<'_>, t: &crate::spec::TableSpec) -> Vec<
                                 metric: row.metric.clone(),
                                 set: t.set.clone(),
                                 k: row.k,
+                                coord: None,
                                 at: At::Last,
                             })
                             .ok()
@@ -334,8 +325,8 @@ fn pivot_tables(res: &ExperimentResults<'_>, t: &crate::spec::TableSpec) -> Vec<
                             .map(|st| {
                                 format!(
                                     "{} ± {}",
-                                    fmt_value(&row.metric, st.mean * scale),
-                                    fmt_value(&row.metric, st.sd * scale)
+                                    fmt_value(&plan.metric(&row.metric), st.mean * scale),
+                                    fmt_value(&plan.metric(&row.metric), st.sd * scale)
                                 )
                             })
                             .unwrap_or_else(|| "—".into());
@@ -352,7 +343,13 @@ fn pivot_tables(res: &ExperimentResults<'_>, t: &crate::spec::TableSpec) -> Vec<
                                     && res.solvers_named(&r.solver).contains(&c)
                             })
                             .map(|r| {
-                                paper_value(&row.metric, r.value, r.sd, r.text.as_deref(), scale)
+                                paper_value(
+                                    &plan.metric(&row.metric),
+                                    r.value,
+                                    r.sd,
+                                    r.text.as_deref(),
+                                    scale,
+                                )
                             })
                             .unwrap_or_else(|| "—".into());
                         cells.push(format!("{ours} / {paper}"));
@@ -365,49 +362,60 @@ fn pivot_tables(res: &ExperimentResults<'_>, t: &crate::spec::TableSpec) -> Vec<
         .collect()
 }
 
-/// Per data set and solver: final test mAP, precision@1/10/50 and solver seconds.
+/// Per data set and solver: the task's headline metrics on its primary set at the final
+/// step, the steps run and the solver seconds. Rows only for solvers run on the data set.
 fn summary_table(res: &ExperimentResults<'_>) -> Block {
     let plan = res.plan;
-    let set = plan
-        .ranking
-        .evaluate
+    let set = plan.primary_set();
+    let recorded = |metric: &str, k: Option<u32>| {
+        res.cells
+            .iter()
+            .flatten()
+            .flat_map(|c| &c.records)
+            .any(|r| r.set == set && r.metric == metric && r.k == k)
+    };
+    let columns: Vec<(&str, Option<u32>)> = plan
+        .task
+        .headline()
         .iter()
-        .find(|s| s.as_str() == "test")
-        .or(plan.ranking.evaluate.first())
-        .map_or("test", |s| s.as_str());
-    let ks: Vec<u32> = [1u32, 10, 50]
-        .into_iter()
-        .filter(|&k| k as usize <= plan.ranking.k_max)
+        .map(|h| (h.metric, h.k))
+        .filter(|&(m, k)| recorded(m, k))
         .collect();
-    let mut head = vec!["data".to_string(), "solver".into(), format!("mAP ({set})")];
-    head.extend(ks.iter().map(|k| format!("prec@{k}")));
+    let mut head = vec!["data".to_string(), "solver".into()];
+    head.extend(
+        columns
+            .iter()
+            .map(|&(m, k)| format!("{} ({set})", plan.metric_label(m, k))),
+    );
     head.extend(["steps".to_string(), "solver s".into()]);
     let mut rows = Vec::new();
-    for d in &plan.datasets {
-        for sv in &plan.solvers {
+    for (di, d) in plan.datasets.iter().enumerate() {
+        for (si, sv) in plan.solvers.iter().enumerate() {
+            let cells: Vec<_> = plan
+                .cells
+                .iter()
+                .zip(&res.cells)
+                .filter(|(c, _)| c.dataset == di && c.solver == si)
+                .filter_map(|(_, r)| r.as_ref())
+                .collect();
+            if cells.is_empty() {
+                continue;
+            }
             let get = |metric: &str, k: Option<u32>| {
                 res.select(&Selector {
                     dataset: Some(d.id.clone()),
                     solver: Some(sv.label.clone()),
                     metric: metric.into(),
-                    set: set.into(),
+                    set: set.clone(),
                     k,
+                    coord: None,
                     at: At::Last,
                 })
                 .ok()
                 .and_then(|v| Stat::of(&v))
-                .map(|s| fmt_stat(metric, &s))
+                .map(|s| fmt_stat(&plan.metric(metric), &s))
                 .unwrap_or_else(|| "—".into())
             };
-            let cells: Vec<_> = plan
-                .cells
-                .iter()
-                .zip(&res.cells)
-                .filter(|(c, _)| {
-                    plan.datasets[c.dataset].id == d.id && plan.solvers[c.solver].label == sv.label
-                })
-                .filter_map(|(_, r)| r.as_ref())
-                .collect();
             let secs = Stat::of(&cells.iter().map(|c| c.train_seconds).collect::<Vec<_>>());
             let steps: Vec<f64> = cells
                 .iter()
@@ -431,9 +439,8 @@ fn summary_table(res: &ExperimentResults<'_>) -> Block {
                     }
                 ),
                 sv.label.clone(),
-                get("map", None),
             ];
-            row.extend(ks.iter().map(|&k| get("precision", Some(k))));
+            row.extend(columns.iter().map(|&(m, k)| get(m, k)));
             row.push(Stat::of(&steps).map_or("—".into(), |s| format!("{:.0}", s.mean)));
             row.push(secs.map_or("—".into(), |s| format!("{:.3}", s.mean)));
             rows.push(row);

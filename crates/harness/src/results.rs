@@ -34,11 +34,29 @@ pub const SATURATION_STEP: &str = "saturation_step";
 /// Relative distance to the best validation mAP that counts as saturated.
 pub const SATURATION_TOLERANCE: f64 = 0.01;
 
-/// The validation-mAP records of a cell's hold-out run, by step.
-fn validation_curve(records: &[Record]) -> Vec<&Record> {
+/// What the hold-out selects on: a set, a metric and its direction (the task's
+/// [`crate::tasks::Task::selection`]; validation mAP for the ranking tasks).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SelectionCurve<'a> {
+    pub set: &'a str,
+    pub metric: &'a str,
+    pub higher_is_better: bool,
+}
+
+impl SelectionCurve<'static> {
+    /// Validation mAP, higher is better.
+    pub const VALIDATION_MAP: SelectionCurve<'static> = SelectionCurve {
+        set: "validation",
+        metric: "map",
+        higher_is_better: true,
+    };
+}
+
+/// The selection records of a cell's hold-out run, by step.
+fn validation_curve<'r>(records: &'r [Record], sel: &SelectionCurve<'_>) -> Vec<&'r Record> {
     let mut val: Vec<&Record> = records
         .iter()
-        .filter(|r| r.set == "validation" && r.metric == "map" && r.k.is_none())
+        .filter(|r| r.set == sel.set && r.metric == sel.metric && r.k.is_none())
         .collect();
     val.sort_by_key(|r| r.step);
     val
@@ -47,35 +65,41 @@ fn validation_curve(records: &[Record]) -> Vec<&Record> {
 /// Whether the hold-out run was still improving at its last checkpoint: the saturation
 /// checkpoint is the grid's last one (no earlier checkpoint is within the tolerance of the
 /// best), so the saturation pseudo-metrics are lower bounds of the time to saturation.
-pub fn unsaturated(records: &[Record]) -> bool {
-    let val = validation_curve(records);
-    val.len() > 1 && first_saturated(&val).is_some_and(|s| s.step == val[val.len() - 1].step)
+pub fn unsaturated(records: &[Record], sel: &SelectionCurve<'_>) -> bool {
+    let val = validation_curve(records, sel);
+    val.len() > 1
+        && first_saturated(&val, sel.higher_is_better)
+            .is_some_and(|s| s.step == val[val.len() - 1].step)
 }
 
-/// The first validation-mAP record (by step) within [`SATURATION_TOLERANCE`] of the best.
-pub fn saturation(records: &[Record]) -> Option<&Record> {
-    first_saturated(&validation_curve(records))
+/// The first selection record (by step) within [`SATURATION_TOLERANCE`] of the best.
+pub fn saturation<'r>(records: &'r [Record], sel: &SelectionCurve<'_>) -> Option<&'r Record> {
+    first_saturated(&validation_curve(records, sel), sel.higher_is_better)
 }
 
-/// [`saturation`] over a validation curve sorted by step.
-fn first_saturated<'r>(val: &[&'r Record]) -> Option<&'r Record> {
+/// [`saturation`] over a selection curve sorted by step.
+fn first_saturated<'r>(val: &[&'r Record], higher: bool) -> Option<&'r Record> {
+    let sign = if higher { 1.0 } else { -1.0 };
     let best = val
         .iter()
-        .map(|r| r.value)
+        .map(|r| sign * r.value)
         .fold(f64::NEG_INFINITY, f64::max);
     val.iter()
         .copied()
-        .find(|r| r.value >= best - SATURATION_TOLERANCE * best.abs())
+        .find(|r| sign * r.value >= best - SATURATION_TOLERANCE * best.abs())
 }
 
 /// A cell's value of a pseudo-metric: `None` when `metric` is not one, `Some(None)` when
 /// the cell has no value for it (a learner without steps has no seconds per step).
-fn pseudo_metric(cell: &CellResult, metric: &str) -> Option<Option<f64>> {
+fn pseudo_metric(
+    cell: &CellResult,
+    metric: &str,
+    sel: Option<&SelectionCurve<'_>>,
+) -> Option<Option<f64>> {
+    let saturated = || sel.and_then(|s| saturation(&cell.records, s));
     Some(match metric {
-        SATURATION_SECONDS => {
-            Some(saturation(&cell.records).map_or(cell.train_seconds, |r| r.seconds))
-        }
-        SATURATION_STEP => saturation(&cell.records).map(|r| r.step as f64),
+        SATURATION_SECONDS => Some(saturated().map_or(cell.train_seconds, |r| r.seconds)),
+        SATURATION_STEP => saturated().map(|r| r.step as f64),
         TRAIN_SECONDS => Some(cell.train_seconds),
         SELECTION_SECONDS => Some(cell.selection_seconds),
         SECONDS_PER_STEP => {
@@ -139,6 +163,18 @@ impl<'a> ExperimentResults<'a> {
         Self { plan, cells }
     }
 
+    /// The task's hold-out selection curve, if it has one.
+    pub fn selection(&self) -> Option<SelectionCurve<'static>> {
+        self.plan
+            .task
+            .selection()
+            .map(|(set, metric)| SelectionCurve {
+                set,
+                metric,
+                higher_is_better: self.plan.metric(metric).higher_is_better,
+            })
+    }
+
     pub fn missing(&self) -> usize {
         self.cells.iter().filter(|c| c.is_none()).count()
     }
@@ -196,18 +232,25 @@ impl<'a> ExperimentResults<'a> {
             ));
         }
         let mut values = Vec::new();
+        let curve = self.selection();
+        let higher = self.plan.metric(&sel.metric).higher_is_better;
         for cell in self.cells_of(ds[0], solvers[0]) {
-            if let Some(v) = pseudo_metric(cell, &sel.metric) {
+            if let Some(v) = pseudo_metric(cell, &sel.metric, curve.as_ref()) {
                 values.extend(v);
                 continue;
             }
-            let matching = cell
-                .records
-                .iter()
-                .filter(|r| r.set == sel.set && r.metric == sel.metric && r.k == sel.k);
+            let matching = cell.records.iter().filter(|r| {
+                r.set == sel.set
+                    && r.metric == sel.metric
+                    && r.k == sel.k
+                    && sel
+                        .coord
+                        .is_none_or(|c| r.coord.as_ref().is_some_and(|x| x.value == c))
+            });
             let pick = match sel.at {
                 At::Last => matching.max_by_key(|r| r.step),
-                At::Best => matching.max_by(|a, b| a.value.total_cmp(&b.value)),
+                At::Best if higher => matching.max_by(|a, b| a.value.total_cmp(&b.value)),
+                At::Best => matching.min_by(|a, b| a.value.total_cmp(&b.value)),
                 At::Step(s) => matching.into_iter().find(|r| r.step == s),
             };
             if let Some(r) = pick {
@@ -226,42 +269,79 @@ impl<'a> ExperimentResults<'a> {
     }
 
     /// A curve of `metric` on `set` against `x`, averaged over repeats (points present in
-    /// every cached repeat only). For `x = k`, each repeat's last step is used. A cell with
-    /// several records at one point (e.g. one per simulated rater) contributes them all: the
-    /// statistics then pool those samples with the repeats.
+    /// every cached repeat only). For `x = k`, each repeat's last step is used. For a named
+    /// x, the records' coordinate of that name, or else the metric of that name recorded at
+    /// the same step, set, k and coordinate. A cell with several records at one point (e.g.
+    /// one per simulated rater) contributes them all: the statistics then pool those samples
+    /// with the repeats.
     pub fn curve(
         &self,
         dataset: usize,
         solver: usize,
         set: &str,
         metric: &str,
-        x: XAxis,
+        x: &XAxis,
     ) -> Vec<CurvePoint> {
         let cells: Vec<&CellResult> = self.cells_of(dataset, solver).collect();
         #[derive(Default)]
         struct Point {
+            x: Vec<f64>,
             values: Vec<f64>,
-            seconds: Vec<f64>,
             /// Cells that contributed (cells are visited in order, so the last one suffices
             /// to count them).
             cells: usize,
             last_cell: Option<usize>,
         }
-        let mut by_x: std::collections::BTreeMap<u64, Point> = Default::default();
+        let coord_named = |name: &str| {
+            cells
+                .iter()
+                .flat_map(|c| &c.records)
+                .any(|r| r.coord.as_ref().is_some_and(|c| c.name == name))
+        };
+        let named_is_coord = matches!(x, XAxis::Named(n) if coord_named(n));
+        // Points are keyed by the exact bits of their x (or the step / k).
+        let mut by_x: std::collections::BTreeMap<(u64, u64), Point> = Default::default();
         for (ci, cell) in cells.iter().enumerate() {
             let recs = cell
                 .records
                 .iter()
                 .filter(|r| r.set == set && r.metric == metric);
             let last = recs.clone().map(|r| r.step).max();
+            // For a coordinate x: the last step recorded at each (coordinate, k).
+            let mut last_at: std::collections::HashMap<(u64, Option<u32>), u64> =
+                Default::default();
+            if named_is_coord {
+                for r in recs.clone() {
+                    if let Some(c) = &r.coord {
+                        let e = last_at.entry((c.value.to_bits(), r.k)).or_insert(r.step);
+                        *e = (*e).max(r.step);
+                    }
+                }
+            }
+            // For an x metric: its records by (step, k, coord bits).
+            let x_metric: std::collections::HashMap<(u64, Option<u32>, Option<u64>), f64> = match x
+            {
+                XAxis::Named(name) if !named_is_coord => cell
+                    .records
+                    .iter()
+                    .filter(|r| r.set == set && &r.metric == name)
+                    .map(|r| {
+                        (
+                            (r.step, r.k, r.coord.as_ref().map(|c| c.value.to_bits())),
+                            r.value,
+                        )
+                    })
+                    .collect(),
+                _ => Default::default(),
+            };
             for r in recs {
-                let key = match x {
+                let (key, xv) = match x {
                     XAxis::K => {
                         if Some(r.step) != last {
                             continue;
                         }
                         match r.k {
-                            Some(k) => u64::from(k),
+                            Some(k) => ((u64::from(k), 0), k as f64),
                             None => continue,
                         }
                     }
@@ -270,7 +350,30 @@ impl<'a> ExperimentResults<'a> {
                         if r.k.is_some() {
                             continue;
                         }
-                        r.step
+                        let xv = if *x == XAxis::Seconds {
+                            r.seconds
+                        } else {
+                            r.step as f64
+                        };
+                        ((r.step, 0), xv)
+                    }
+                    XAxis::Named(name) if named_is_coord => match &r.coord {
+                        Some(c)
+                            if &c.name == name
+                                && last_at.get(&(c.value.to_bits(), r.k)) == Some(&r.step) =>
+                        {
+                            ((c.value.to_bits(), u64::from(r.k.unwrap_or(0))), c.value)
+                        }
+                        _ => continue,
+                    },
+                    XAxis::Named(_) => {
+                        let c = r.coord.as_ref().map(|c| c.value.to_bits());
+                        match x_metric.get(&(r.step, r.k, c)) {
+                            Some(&xv) => {
+                                ((r.step, c.unwrap_or(0) ^ u64::from(r.k.unwrap_or(0))), xv)
+                            }
+                            None => continue,
+                        }
                     }
                 };
                 let e = by_x.entry(key).or_default();
@@ -279,28 +382,19 @@ impl<'a> ExperimentResults<'a> {
                     e.last_cell = Some(ci);
                 }
                 e.values.push(r.value);
-                e.seconds.push(r.seconds);
+                e.x.push(xv);
             }
         }
-        by_x.into_iter()
-            .filter(|(_, p)| p.cells == cells.len())
-            .filter_map(
-                |(
-                    k,
-                    Point {
-                        values: v,
-                        seconds: secs,
-                        ..
-                    },
-                )| {
-                    let x = match x {
-                        XAxis::Seconds => secs.iter().sum::<f64>() / secs.len() as f64,
-                        _ => k as f64,
-                    };
-                    Stat::of(&v).map(|y| CurvePoint { x, y })
-                },
-            )
-            .collect()
+        let mut points: Vec<CurvePoint> = by_x
+            .into_values()
+            .filter(|p| p.cells == cells.len())
+            .filter_map(|p| {
+                let x = p.x.iter().sum::<f64>() / p.x.len() as f64;
+                Stat::of(&p.values).map(|y| CurvePoint { x, y })
+            })
+            .collect();
+        points.sort_by(|a, b| a.x.total_cmp(&b.x));
+        points
     }
 
     /// The numeric value of the first of `names` among a data set's spec parameters.
@@ -338,11 +432,17 @@ impl<'a> ExperimentResults<'a> {
     /// a saturation pseudo-metric of a cell whose hold-out run had not saturated by the end
     /// of its grid ([`unsaturated`]).
     pub fn lower_bound_xs(&self, solver: usize, metric: &str, x_param: &[String]) -> Vec<f64> {
+        let Some(sel) = self.selection() else {
+            return Vec::new();
+        };
         if !matches!(metric, SATURATION_SECONDS | SATURATION_STEP) {
             return Vec::new();
         }
         (0..self.plan.datasets.len())
-            .filter(|&di| self.cells_of(di, solver).any(|c| unsaturated(&c.records)))
+            .filter(|&di| {
+                self.cells_of(di, solver)
+                    .any(|c| unsaturated(&c.records, &sel))
+            })
             .filter_map(|di| Self::numeric_param(&self.plan.datasets[di], x_param))
             .collect()
     }
@@ -364,6 +464,7 @@ impl<'a> ExperimentResults<'a> {
             metric: metric.to_string(),
             set: set.to_string(),
             k: None,
+            coord: None,
             at: At::Last,
         };
         let v = self.select(&sel).ok()?;
@@ -395,6 +496,8 @@ impl<'a> ExperimentResults<'a> {
                 cols.metric.push(rec.metric.clone());
                 cols.step.push(rec.step);
                 cols.k.push(rec.k);
+                cols.coord.push(rec.coord.as_ref().map(|c| c.name.clone()));
+                cols.coord_value.push(rec.coord.as_ref().map(|c| c.value));
                 cols.solver_seconds.push(rec.seconds);
                 cols.value.push(rec.value);
                 cols.selected_step.push(r.selected_step);
@@ -451,6 +554,9 @@ struct Cols {
     metric: Vec<String>,
     step: Vec<u64>,
     k: Vec<Option<u32>>,
+    /// The record's second coordinate: its name and value.
+    coord: Vec<Option<String>>,
+    coord_value: Vec<Option<f64>>,
     solver_seconds: Vec<f64>,
     value: Vec<f64>,
     selected_step: Vec<Option<u64>>,
@@ -490,6 +596,8 @@ impl Cols {
                 c("metric", Series::new("".into(), self.metric)),
                 c("step", Series::new("".into(), self.step)),
                 c("k", Series::new("".into(), self.k)),
+                c("coord", Series::new("".into(), self.coord)),
+                c("coord_value", Series::new("".into(), self.coord_value)),
                 c(
                     "solver_seconds",
                     Series::new("".into(), self.solver_seconds),
@@ -513,7 +621,7 @@ impl Cols {
 
 #[cfg(test)]
 mod tests {
-    use super::{Record, Stat, saturation, unsaturated};
+    use super::{Record, SelectionCurve, Stat, saturation, unsaturated};
 
     #[test]
     fn saturation_is_the_first_checkpoint_within_one_percent_of_the_best() {
@@ -523,8 +631,10 @@ mod tests {
             step,
             seconds: step as f64 / 10.0,
             k: None,
+            coord: None,
             value,
         };
+        let v = SelectionCurve::VALIDATION_MAP;
         let curve = [
             rec("validation", 0, 0.10),
             rec("validation", 10, 0.08),
@@ -534,24 +644,24 @@ mod tests {
             rec("test", 5, 0.5),
         ];
         // Best 0.200: 0.1985 is within 1 % (>= 0.198), 0.08 and 0.10 are not.
-        let s = saturation(&curve).unwrap();
+        let s = saturation(&curve, &v).unwrap();
         assert_eq!((s.step, s.seconds), (100, 10.0));
         // A falling curve saturates at its start; no validation records, no saturation.
         let falling = [rec("validation", 0, 0.3), rec("validation", 10, 0.2)];
-        assert_eq!(saturation(&falling).unwrap().step, 0);
-        assert!(saturation(&curve[5..]).is_none());
+        assert_eq!(saturation(&falling, &v).unwrap().step, 0);
+        assert!(saturation(&curve[5..], &v).is_none());
         // Saturated before the grid's end: exact. Still rising at the last checkpoint (no
         // earlier value within 1 % of it): a lower bound. One checkpoint, or none: exact.
-        assert!(!unsaturated(&curve));
+        assert!(!unsaturated(&curve, &v));
         let rising = [
             rec("validation", 0, 0.10),
             rec("validation", 10, 0.15),
             rec("validation", 100, 0.19),
         ];
-        assert!(unsaturated(&rising));
-        assert!(!unsaturated(&falling));
-        assert!(!unsaturated(&rising[2..]));
-        assert!(!unsaturated(&curve[5..]));
+        assert!(unsaturated(&rising, &v));
+        assert!(!unsaturated(&falling, &v));
+        assert!(!unsaturated(&rising[2..], &v));
+        assert!(!unsaturated(&curve[5..], &v));
     }
 
     #[test]

@@ -3,11 +3,11 @@
 //! skipped, and a data set is loaded only if one of its cells must run.
 
 use crate::cache::{Cache, CellResult, RESULT_FORMAT_VERSION};
-use crate::data::{self, Data};
+use crate::data::Data;
 use crate::plan::Plan;
 use crate::provenance::{DYAD_VERSION, git_commit};
 use crate::registry;
-use crate::tasks::{human, ranking};
+use crate::tasks::CellRun;
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 use std::io::IsTerminal;
@@ -181,47 +181,21 @@ fn run_cell(plan: &Plan, ci: usize, loaded: &Data, start: Instant) -> Result<Cel
     let cell = &plan.cells[ci];
     let sv = &plan.solvers[cell.solver];
     let d = &plan.datasets[cell.dataset];
-    let converted;
-    let data = match loaded {
-        Data::Labeled(s) => s,
-        Data::Web(w) => &w.set,
-        Data::MultiLabel(m) => {
-            converted = data::multi_label_for_ranking(m).map_err(|e| e.to_string())?;
-            &converted
-        }
-        Data::Expression(_) => {
-            return Err(format!(
-                "the label-ranking task needs labelled examples, but `{}` ({}) is {}",
-                d.id,
-                d.resolved.name,
-                loaded.kind()
-            ));
-        }
-    };
     let entry = registry::solver(sv.name).ok_or("solver vanished from registry")?;
+    let build = |p: &toml::Value| (entry.build)(p.clone()).map_err(|e| e.to_string());
     let built: Vec<_> = if sv.tune.is_empty() {
-        vec![(entry.build)(sv.params.clone())?]
+        vec![build(&sv.params)?]
     } else {
-        sv.tune
-            .iter()
-            .map(|t| (entry.build)(t.clone()))
-            .collect::<Result<_, _>>()?
+        sv.tune.iter().map(build).collect::<Result<_, _>>()?
     };
-    let learners: Vec<&dyn dyad_algorithms::Ranker> =
-        built.iter().map(|b| b.learner.as_ref()).collect();
-    let protocol = plan.ranking_for(sv);
-    let out = match (&plan.human, loaded) {
-        (None, _) => ranking::run(data, &learners, &protocol, plan.seed, cell.repeat)
-            .map_err(|e| e.to_string())?,
-        (Some(h), Data::Web(w)) => human::run(w, &learners, &protocol, h, plan.seed, cell.repeat)?,
-        (Some(_), other) => {
-            return Err(format!(
-                "the human evaluation needs the web stand-in, but `{}` is {}",
-                d.id,
-                other.kind()
-            ));
-        }
-    };
+    let out = plan.protocol.run(&CellRun {
+        data: loaded,
+        dataset: &d.id,
+        solver: sv,
+        candidates: &built,
+        seed: plan.seed,
+        repeat: cell.repeat,
+    })?;
     Ok(CellResult {
         format: RESULT_FORMAT_VERSION,
         key: cell.key.clone(),
@@ -241,6 +215,7 @@ fn run_cell(plan: &Plan, ci: usize, loaded: &Data, start: Instant) -> Result<Cel
         tuned: out.selected_candidate.map(|i| built[i].canonical.clone()),
         git_commit: git_commit().to_string(),
         dyad_version: DYAD_VERSION.to_string(),
+        code: cell.code.clone(),
         records: out.records,
     })
 }

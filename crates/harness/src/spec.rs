@@ -1,11 +1,18 @@
 //! Experiment specs: one TOML file per paper figure or table, `experiments/<paper>/<name>.toml`.
 //! See `experiments/README.md` for a complete annotated example. Parsing is strict: an
 //! unknown key or a wrong type is an error naming the file, line and key.
+//!
+//! The spec knows no task: `[protocol]` holds the generic keys (repeats, seed, checkpoints)
+//! and one table per task (`[protocol.ranking]`, ...), which the task reads itself, with
+//! errors at their lines ([`LoadedSpec::typed`]). A spec may `extends` another of its paper:
+//! it then runs exactly that spec's cells (it inherits `datasets`, `protocol`, `solvers` and
+//! `choices`, which it may not redefine) and presents them its own way.
 
 use crate::profile::{PerProfile, Profile};
 use serde::{Deserialize, Deserializer};
 use std::path::{Path, PathBuf};
 use toml::Spanned;
+use toml::de::{DeTable, DeValue};
 
 /// A whole spec file.
 #[derive(Debug, Clone, Deserialize)]
@@ -19,6 +26,10 @@ pub struct Spec {
     pub figure: String,
     #[serde(default)]
     pub description: String,
+    /// Another spec of the same paper (its file stem) whose data sets, protocol, solvers and
+    /// choices this one inherits: the two share every cell.
+    #[serde(default)]
+    pub extends: Option<Spanned<String>>,
     /// Where the paper is ambiguous: what we chose and why.
     #[serde(default)]
     pub choices: Vec<Choice>,
@@ -58,22 +69,18 @@ pub struct DatasetSpec {
     pub params: Option<Spanned<toml::Table>>,
 }
 
-/// How cells are run: repeats, seeds, checkpoints and the task.
+/// How cells are run: repeats, seeds, checkpoints, and the task's own table.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Protocol {
     /// Independent repeats (splits); repeat `r` derives all its seeds from `seed` and `r`.
     pub repeats: PerProfile<u32>,
     pub seed: u64,
     /// Training steps at which learners report their model.
     pub checkpoints: PerProfile<Checkpoints>,
-    /// Label-based retrieval (OASIS §7–8): per-class splits, rank the held-out set.
-    #[serde(default)]
-    pub ranking: Option<RankingProtocol>,
-    /// After the ranking task, a SIMULATED rater panel judges the final model's neighbours
-    /// (OASIS §7.3, §12.3; web stand-in data sets only).
-    #[serde(default)]
-    pub human_evaluation: Option<crate::tasks::human::HumanCell>,
+    /// Every other key: a task table (`[protocol.<task>]`), read by its task when the plan is
+    /// built; a key no task claims is an error there, at its line.
+    #[serde(flatten)]
+    pub tasks: std::collections::BTreeMap<String, toml::Value>,
 }
 
 /// A checkpoint grid: `0` and `max` always, plus either every `every` steps or `log_points`
@@ -90,8 +97,34 @@ pub struct Checkpoints {
     pub extra: Vec<u64>,
 }
 
+/// Most steps a checkpoint grid may reach (10^10: at a microsecond a step, about 3 hours).
+pub const MAX_GRID_STEPS: u64 = 10_000_000_000;
+/// Most checkpoints a grid may hold.
+pub const MAX_GRID_POINTS: u64 = 100_000;
+
 impl Checkpoints {
+    /// The grid's steps, sorted and distinct; grids beyond [`MAX_GRID_STEPS`] steps or
+    /// [`MAX_GRID_POINTS`] checkpoints are refused before anything is allocated.
     pub fn steps(&self) -> Result<Vec<u64>, String> {
+        if self.max > MAX_GRID_STEPS {
+            return Err(format!(
+                "max = {} steps exceeds the limit of {MAX_GRID_STEPS} (at a microsecond a \
+                 step, at least {:.0} days per cell)",
+                self.max,
+                self.max as f64 * 1e-6 / 86_400.0
+            ));
+        }
+        let points = match (self.every, self.log_points) {
+            (Some(e), None) if e > 0 => self.max / e,
+            (None, Some(n)) => n as u64,
+            _ => 0,
+        } + self.extra.len() as u64;
+        if points > MAX_GRID_POINTS {
+            return Err(format!(
+                "{points} checkpoints exceed the limit of {MAX_GRID_POINTS} (every checkpoint \
+                 evaluates the model)"
+            ));
+        }
         let mut s = vec![0, self.max];
         match (self.every, self.log_points) {
             (Some(_), Some(_)) => return Err("give `every` or `log_points`, not both".into()),
@@ -111,86 +144,6 @@ impl Checkpoints {
         s.dedup();
         Ok(s)
     }
-}
-
-/// The label-ranking task (OASIS spec §7.1, §8).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RankingProtocol {
-    /// How training and test rows are drawn (default `"per-class"`).
-    #[serde(default)]
-    pub split: SplitKind,
-    /// `split = "per-class"`: training rows per class.
-    #[serde(default)]
-    pub train_per_class: Option<PerProfile<usize>>,
-    /// `split = "per-class"`: test rows per class.
-    #[serde(default)]
-    pub test_per_class: Option<PerProfile<usize>>,
-    /// `split = "official"`: at most this many training rows (uniformly subsampled).
-    #[serde(default)]
-    pub max_train: Option<PerProfile<usize>>,
-    /// `split = "official"`: at most this many test rows (uniformly subsampled).
-    #[serde(default)]
-    pub max_test: Option<PerProfile<usize>>,
-    /// Sets evaluated at every checkpoint: `"train"` and/or `"test"`.
-    #[serde(default = "default_evaluate")]
-    pub evaluate: Vec<EvalSet>,
-    /// Largest k of precision@k.
-    #[serde(default = "default_k_max")]
-    pub k_max: usize,
-    /// Record precision@1..k_max at every checkpoint (default: at the last one only).
-    #[serde(default)]
-    pub precision_at_every_checkpoint: bool,
-    /// Record the model's own statistics (e.g. OASIS's symmetry indices) at the final step,
-    /// as set "model". Off by default: at d = 10,000 they cost minutes per cell.
-    #[serde(default)]
-    pub model_statistics: bool,
-    /// Choose the number of steps on a per-class hold-out of the training set, then retrain
-    /// on the whole training set for that many steps (§7.1).
-    #[serde(default)]
-    pub early_stopping: Option<EarlyStopping>,
-}
-
-/// How a repeat draws its training and test rows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SplitKind {
-    /// `train_per_class` and `test_per_class` rows of every class, drawn per repeat (from the
-    /// official parts when the data set has them).
-    #[default]
-    PerClass,
-    /// The data set's official training and test parts (optionally subsampled).
-    Official,
-}
-
-fn default_evaluate() -> Vec<EvalSet> {
-    vec![EvalSet::Test]
-}
-fn default_k_max() -> usize {
-    50
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum EvalSet {
-    Train,
-    Test,
-}
-
-impl EvalSet {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EvalSet::Train => "train",
-            EvalSet::Test => "test",
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct EarlyStopping {
-    /// Fraction of each class's training examples held out for validation (0.2 = 8 of 40).
-    pub validation_fraction: f64,
 }
 
 /// A solver and its parameters.
@@ -216,13 +169,13 @@ pub struct SolverSpec {
     #[serde(default)]
     pub checkpoints: Option<PerProfile<Checkpoints>>,
     /// `false`: run this iterative solver to its own end (convergence or the last checkpoint)
-    /// instead of choosing its step count on the hold-out of `protocol.ranking.early_stopping`
-    /// (the papers ran MCML and LMNN to convergence; only OASIS and LEGO were early-stopped).
-    /// Tuned parameters are then compared at the final step. Default `true`.
+    /// instead of choosing its step count on the task's hold-out (e.g. the ranking task's
+    /// `early_stopping`; the papers ran MCML and LMNN to convergence, only OASIS and LEGO were
+    /// early-stopped). Tuned parameters are then compared at the final step. Default `true`.
     #[serde(default = "yes")]
     pub early_stopping: bool,
     /// Hyper-parameters chosen inside each cell: every value is an array; the combination
-    /// with the best validation mAP on the hold-out of `early_stopping` is retrained on the
+    /// with the best value of the task's selection metric on its hold-out is retrained on the
     /// whole training set (the papers' per-split cross-validation of ω, η).
     #[serde(default)]
     pub tune: Option<Spanned<toml::Table>>,
@@ -238,14 +191,30 @@ pub fn table_of(t: &Option<Spanned<toml::Table>>, fallback: usize) -> (toml::Tab
 }
 
 /// The x axis of a plot.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum XAxis {
     Step,
+    /// Solver seconds at the step.
     Seconds,
     K,
     /// A numeric parameter of the data sets (`x_param`): one point per data set.
     Param,
+    /// The task's second coordinate of that name (e.g. `cardinality`), or any metric the
+    /// task records (e.g. `flops`), paired with the plotted metric by step, set and k.
+    Named(String),
+}
+
+impl<'de> Deserialize<'de> for XAxis {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(match String::deserialize(d)?.as_str() {
+            "step" => XAxis::Step,
+            "seconds" => XAxis::Seconds,
+            "k" => XAxis::K,
+            "param" => XAxis::Param,
+            "" => return Err(serde::de::Error::custom("an empty x axis")),
+            other => XAxis::Named(other.to_string()),
+        })
+    }
 }
 
 /// A figure: one panel per data set, one series per solver (and per set when several).
@@ -256,7 +225,7 @@ pub struct PlotSpec {
     pub id: String,
     pub title: String,
     pub x: XAxis,
-    /// Metric on the y axis: `"map"` or `"precision"` (with `x = "k"`).
+    /// Metric on the y axis (one the task records, e.g. `"map"`, or a cell pseudo-metric).
     pub metric: String,
     /// Sets to draw (default: all evaluated).
     #[serde(default)]
@@ -375,6 +344,8 @@ pub struct Selector {
     pub metric: String,
     pub set: String,
     pub k: Option<u32>,
+    /// The records at this value of the task's second coordinate (e.g. a cardinality).
+    pub coord: Option<f64>,
     pub at: At,
 }
 
@@ -415,6 +386,8 @@ pub struct Reference {
     #[serde(default)]
     pub k: Option<u32>,
     #[serde(default)]
+    pub coord: Option<f64>,
+    #[serde(default)]
     pub at: At,
     /// The paper's number (fractions for rates; seconds for times).
     #[serde(default)]
@@ -437,6 +410,7 @@ impl Reference {
             metric: self.metric.clone(),
             set: self.set.clone(),
             k: self.k,
+            coord: self.coord,
             at: self.at,
         }
     }
@@ -446,9 +420,11 @@ impl Reference {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ClaimKind {
-    /// `solver` beats `versus` on every selected data set (and every k when no k is given
-    /// for `precision`); with `tolerance`, "at least as good up to that margin".
+    /// `solver`'s value exceeds `versus`'s (times `factor`) on every selected data set (and
+    /// every k when none is given); with `tolerance`, "at least as large up to that margin".
     Greater,
+    /// Like `greater`, in the metric's own direction: higher for accuracies, lower for times.
+    Better,
     /// `solver` and `versus` are within `tolerance` of each other everywhere `greater` looks.
     Close,
     /// Our value is within `tolerance` of every matching reference number.
@@ -471,9 +447,11 @@ pub struct Claim {
     pub metric: String,
     #[serde(default = "default_set")]
     pub set: String,
-    /// A single k, or every k from 1 to `k_max` when absent for `precision`.
+    /// A single k, or every k the records hold when absent (for metrics recorded per k).
     #[serde(default)]
     pub k: Option<u32>,
+    #[serde(default)]
+    pub coord: Option<f64>,
     #[serde(default)]
     pub at: At,
     /// The solver the claim is about.
@@ -515,6 +493,8 @@ pub struct Expectation {
     #[serde(default)]
     pub k: Option<u32>,
     #[serde(default)]
+    pub coord: Option<f64>,
+    #[serde(default)]
     pub at: At,
     #[serde(default = "neg_inf")]
     pub min: PerProfile<f64>,
@@ -553,6 +533,7 @@ impl Expectation {
             metric: self.metric.clone(),
             set: self.set.clone(),
             k: self.k,
+            coord: self.coord,
             at: self.at,
         }
     }
@@ -565,6 +546,8 @@ pub struct LoadedSpec {
     pub id: String,
     pub path: PathBuf,
     pub source: String,
+    /// The spec it `extends`: its path and source.
+    pub parent: Option<(PathBuf, String)>,
     pub spec: Spec,
 }
 
@@ -577,8 +560,37 @@ pub struct SpecError {
     pub message: String,
 }
 
+/// The keys a spec inherits from the one it `extends`.
+pub const INHERITED: [&str; 4] = ["datasets", "protocol", "solvers", "choices"];
+
+/// Offsets of the inherited parts are shifted past the spec's own source (by its length plus
+/// one), so that one number locates a byte in either file.
+fn shift(v: &mut Spanned<DeValue<'_>>, by: usize) {
+    let span = v.span();
+    let mut inner = std::mem::replace(v.get_mut(), DeValue::Boolean(false));
+    match &mut inner {
+        DeValue::Array(items) => {
+            for item in items.iter_mut() {
+                shift(item, by);
+            }
+        }
+        DeValue::Table(t) => shift_table(t, by),
+        _ => {}
+    }
+    *v = Spanned::new(span.start + by..span.end + by, inner);
+}
+
+fn shift_table(t: &mut DeTable<'_>, by: usize) {
+    let old = std::mem::take(t);
+    for (k, mut v) in old {
+        shift(&mut v, by);
+        let ks = k.span();
+        t.insert(Spanned::new(ks.start + by..ks.end + by, k.into_inner()), v);
+    }
+}
+
 impl LoadedSpec {
-    /// Read and parse a spec file. Its id is `<directory name>/<file stem>`.
+    /// Read and parse a spec file (and the spec it extends). Its id is `<paper>/<file stem>`.
     pub fn load(path: &Path) -> Result<Self, SpecError> {
         let source = std::fs::read_to_string(path).map_err(|e| SpecError {
             path: path.to_path_buf(),
@@ -589,26 +601,100 @@ impl LoadedSpec {
     }
 
     pub fn parse(path: &Path, source: String) -> Result<Self, SpecError> {
-        let spec: Spec = toml::from_str(&source).map_err(|e| SpecError {
+        let whole = |message: String, line: Option<usize>| SpecError {
             path: path.to_path_buf(),
-            line: e.span().map(|s| line_of(&source, s.start)),
-            message: e.message().to_string(),
+            line,
+            message,
+        };
+        let root = DeTable::parse(&source).map_err(|e| {
+            whole(
+                e.message().to_string(),
+                e.span().map(|s| line_of(&source, s.start)),
+            )
         })?;
+        let parent = match root.get_ref().get("extends") {
+            None => None,
+            Some(v) => {
+                let at = line_of(&source, v.span().start);
+                let Some(name) = v.get_ref().as_str() else {
+                    return Err(whole(
+                        "key `extends`: expected the file stem of a spec of the same paper".into(),
+                        Some(at),
+                    ));
+                };
+                let file = path.with_file_name(format!("{name}.toml"));
+                if file == path {
+                    return Err(whole(
+                        "key `extends`: a spec cannot extend itself".into(),
+                        Some(at),
+                    ));
+                }
+                let text = std::fs::read_to_string(&file).map_err(|e| {
+                    whole(format!("key `extends`: {}: {e}", file.display()), Some(at))
+                })?;
+                for key in INHERITED {
+                    if let Some((k, _)) = root.get_ref().get_key_value(key) {
+                        return Err(whole(
+                            format!(
+                                "key `{key}`: this spec extends `{name}` and inherits its `{key}`; remove it here"
+                            ),
+                            Some(line_of(&source, k.span().start)),
+                        ));
+                    }
+                }
+                Some((file, text))
+            }
+        };
+        let mut loaded = LoadedSpec {
+            id: String::new(),
+            path: path.to_path_buf(),
+            source,
+            parent,
+            // Replaced below; a spec is only returned once parsed.
+            spec: Spec {
+                title: String::new(),
+                paper: String::new(),
+                figure: String::new(),
+                description: String::new(),
+                extends: None,
+                choices: Vec::new(),
+                datasets: Vec::new(),
+                protocol: Protocol {
+                    repeats: PerProfile::Same(1),
+                    seed: 0,
+                    checkpoints: PerProfile::Same(Checkpoints {
+                        max: 0,
+                        every: None,
+                        log_points: None,
+                        extra: Vec::new(),
+                    }),
+                    tasks: Default::default(),
+                },
+                solvers: Vec::new(),
+                plots: Vec::new(),
+                tables: Vec::new(),
+                references: Vec::new(),
+                claims: Vec::new(),
+                expect: Vec::new(),
+            },
+        };
+        let spec: Spec = {
+            let merged = loaded.merged()?;
+            Spec::deserialize(toml::de::Deserializer::from(merged)).map_err(|e| {
+                loaded.error_at_or_none(e.span().map(|s| s.start), e.message().to_string())
+            })?
+        };
+        loaded.spec = spec;
         let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("spec");
         let dir = path
             .parent()
             .and_then(|p| p.file_name())
             .and_then(|s| s.to_str())
             .unwrap_or("");
-        let loaded = LoadedSpec {
-            id: format!("{}/{stem}", spec.paper),
-            path: path.to_path_buf(),
-            source,
-            spec,
-        };
+        loaded.id = format!("{}/{stem}", loaded.spec.paper);
         if !dir.is_empty() && dir != "experiments" && dir != loaded.spec.paper {
-            return Err(loaded.error_at(
-                0,
+            return Err(loaded.error_at_key(
+                &["paper"],
                 format!(
                     "key `paper`: \"{}\" differs from the spec's directory `{dir}`",
                     loaded.spec.paper
@@ -619,11 +705,103 @@ impl LoadedSpec {
         Ok(loaded)
     }
 
-    /// An error at a byte offset of the source.
+    /// The spec as one spanned table: its own keys, plus the inherited ones of the spec it
+    /// extends with their offsets shifted past this spec's source.
+    fn merged(&self) -> Result<Spanned<DeTable<'_>>, SpecError> {
+        let root = DeTable::parse(&self.source).map_err(|e| {
+            self.error_at_or_none(e.span().map(|s| s.start), e.message().to_string())
+        })?;
+        let Some((ppath, psource)) = &self.parent else {
+            return Ok(root);
+        };
+        let parent = DeTable::parse(psource).map_err(|e| SpecError {
+            path: ppath.clone(),
+            line: e.span().map(|s| line_of(psource, s.start)),
+            message: e.message().to_string(),
+        })?;
+        let span = root.span();
+        let mut table = root.into_inner();
+        let mut parent = parent.into_inner();
+        shift_table(&mut parent, self.source.len() + 1);
+        for key in INHERITED {
+            if let Some((k, v)) = parent.remove_entry(key) {
+                table.insert(k, v);
+            }
+        }
+        Ok(Spanned::new(span, table))
+    }
+
+    /// The file and 1-based line of a byte offset (into this spec's source, or past it into
+    /// the extended spec's).
+    pub fn position(&self, offset: usize) -> (PathBuf, usize) {
+        let base = self.source.len() + 1;
+        match &self.parent {
+            Some((p, src)) if offset >= base => (p.clone(), line_of(src, offset - base)),
+            _ => (self.path.clone(), line_of(&self.source, offset)),
+        }
+    }
+
+    /// The value at `path` (table keys, or array indices written as numbers) as `T`: a wrong
+    /// type or an unknown key is an error at its line. `Ok(None)` when the key is absent.
+    pub fn typed_opt<T: serde::de::DeserializeOwned>(
+        &self,
+        path: &[&str],
+    ) -> Result<Option<T>, SpecError> {
+        let merged = self.merged()?;
+        let Some(v) = walk(merged.get_ref(), path) else {
+            return Ok(None);
+        };
+        let key = path.join(".");
+        T::deserialize(serde::de::IntoDeserializer::into_deserializer(v.clone()))
+            .map(Some)
+            .map_err(|e: toml::de::Error| {
+                self.error_at_or_none(
+                    e.span().or(Some(v.span())).map(|s| s.start),
+                    format!("key `{key}`: {}", e.message()),
+                )
+            })
+    }
+
+    /// [`typed_opt`](Self::typed_opt) of a key that must be there.
+    pub fn typed<T: serde::de::DeserializeOwned>(&self, path: &[&str]) -> Result<T, SpecError> {
+        self.typed_opt(path)?.ok_or_else(|| {
+            self.error_at_key(
+                &path[..path.len().saturating_sub(1)],
+                format!("key `{}` is missing", path.join(".")),
+            )
+        })
+    }
+
+    /// Whether the key `path` is written in the spec (or the one it extends).
+    pub fn has_key(&self, path: &[&str]) -> bool {
+        self.merged()
+            .ok()
+            .is_some_and(|m| walk(m.get_ref(), path).is_some())
+    }
+
+    /// An error at the line of the key `path` (or of its nearest present ancestor).
+    pub fn error_at_key(&self, path: &[&str], message: String) -> SpecError {
+        let offset = self.merged().ok().and_then(|m| {
+            (0..=path.len())
+                .rev()
+                .find_map(|n| key_offset(m.get_ref(), &path[..n]))
+        });
+        self.error_at_or_none(offset, message)
+    }
+
+    fn error_at_or_none(&self, offset: Option<usize>, message: String) -> SpecError {
+        match offset {
+            Some(o) => self.error_at(o, message),
+            None => self.error(message),
+        }
+    }
+
+    /// An error at a byte offset (see [`position`](Self::position)).
     pub fn error_at(&self, offset: usize, message: String) -> SpecError {
+        let (path, line) = self.position(offset);
         SpecError {
-            path: self.path.clone(),
-            line: Some(line_of(&self.source, offset)),
+            path,
+            line: Some(line),
             message,
         }
     }
@@ -637,7 +815,8 @@ impl LoadedSpec {
         }
     }
 
-    /// Checks that need no registry: unique ids, one task, well-formed grids and checkpoints.
+    /// Checks that need no registry: unique ids, well-formed grids and checkpoints, solvers'
+    /// data sets, plot axes, claim fields.
     fn validate_structure(&self) -> Result<(), SpecError> {
         let s = &self.spec;
         if s.datasets.is_empty() || s.solvers.is_empty() {
@@ -654,14 +833,12 @@ impl LoadedSpec {
                 ));
             }
         }
-        if s.protocol.ranking.is_none() {
-            return Err(
-                self.error("key `protocol`: no task table; add `[protocol.ranking]`".into())
-            );
-        }
         for p in Profile::ALL {
             if let Err(e) = s.protocol.checkpoints.at(p).steps() {
-                return Err(self.error(format!("key `protocol.checkpoints` ({p}): {e}")));
+                return Err(self.error_at_key(
+                    &["protocol", "checkpoints"],
+                    format!("key `protocol.checkpoints` ({p}): {e}"),
+                ));
             }
             for sv in &s.solvers {
                 if let Some(Err(e)) = sv.checkpoints.as_ref().map(|c| c.at(p).steps()) {
@@ -670,37 +847,6 @@ impl LoadedSpec {
                         format!("key `solvers.checkpoints` ({p}): {e}"),
                     ));
                 }
-            }
-        }
-        if let Some(r) = &s.protocol.ranking {
-            if let Some(es) = &r.early_stopping
-                && !(es.validation_fraction > 0.0 && es.validation_fraction < 1.0)
-            {
-                return Err(self.error(
-                    "key `protocol.ranking.early_stopping.validation_fraction`: must be in (0, 1)"
-                        .into(),
-                ));
-            }
-            let per_class = r.train_per_class.is_some() && r.test_per_class.is_some();
-            match r.split {
-                SplitKind::PerClass if !per_class => {
-                    return Err(self.error(
-                        "key `protocol.ranking`: split = \"per-class\" needs `train_per_class` and `test_per_class`".into(),
-                    ));
-                }
-                SplitKind::Official
-                    if r.train_per_class.is_some() || r.test_per_class.is_some() =>
-                {
-                    return Err(self.error(
-                        "key `protocol.ranking`: split = \"official\" takes `max_train`/`max_test`, not per-class counts".into(),
-                    ));
-                }
-                _ => {}
-            }
-            if r.early_stopping.is_none() && s.solvers.iter().any(|sv| sv.tune.is_some()) {
-                return Err(self.error(
-                    "key `solvers.tune`: tuning needs `protocol.ranking.early_stopping` (its hold-out)".into(),
-                ));
             }
         }
         for sv in &s.solvers {
@@ -742,38 +888,68 @@ impl LoadedSpec {
                 ));
             }
         }
-        for p in &s.plots {
+        for (i, p) in s.plots.iter().enumerate() {
             if (p.x == XAxis::Param) != p.x_param.is_some() {
-                return Err(self.error(format!(
-                    "plot `{}`: `x = \"param\"` goes with `x_param`",
-                    p.id
-                )));
+                return Err(self.error_at_key(
+                    &["plots", &i.to_string(), "x"],
+                    format!("plot `{}`: `x = \"param\"` goes with `x_param`", p.id),
+                ));
             }
         }
-        for c in &s.claims {
+        for (i, c) in s.claims.iter().enumerate() {
             let ok = match c.kind {
-                ClaimKind::Greater => c.versus.is_some(),
+                ClaimKind::Greater | ClaimKind::Better => c.versus.is_some(),
                 ClaimKind::Close => c.versus.is_some() && c.tolerance.is_some(),
                 ClaimKind::Near => c.tolerance.is_some(),
                 ClaimKind::PeakWithin => c.range.is_some(),
                 ClaimKind::SlopeWithin => c.range.is_some() && c.x_param.is_some(),
             };
             if !ok {
-                return Err(self.error(format!(
-                    "claim `{}`: kind {:?} needs `{}`",
-                    c.id,
-                    c.kind,
-                    match c.kind {
-                        ClaimKind::Greater => "versus",
-                        ClaimKind::Close => "versus` and `tolerance",
-                        ClaimKind::Near => "tolerance",
-                        ClaimKind::PeakWithin => "range",
-                        ClaimKind::SlopeWithin => "range` and `x_param",
-                    }
-                )));
+                return Err(self.error_at_key(
+                    &["claims", &i.to_string(), "kind"],
+                    format!(
+                        "claim `{}`: kind {:?} needs `{}`",
+                        c.id,
+                        c.kind,
+                        match c.kind {
+                            ClaimKind::Greater | ClaimKind::Better => "versus",
+                            ClaimKind::Close => "versus` and `tolerance",
+                            ClaimKind::Near => "tolerance",
+                            ClaimKind::PeakWithin => "range",
+                            ClaimKind::SlopeWithin => "range` and `x_param",
+                        }
+                    ),
+                ));
             }
         }
         Ok(())
+    }
+}
+
+/// The value at `path` under `t` (numbers index arrays).
+fn walk<'a, 'i>(t: &'a DeTable<'i>, path: &[&str]) -> Option<&'a Spanned<DeValue<'i>>> {
+    let (first, rest) = path.split_first()?;
+    let mut v = t.get(*first)?;
+    for seg in rest {
+        v = match v.get_ref() {
+            DeValue::Table(t) => t.get(*seg)?,
+            DeValue::Array(a) => a.get(seg.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(v)
+}
+
+/// The offset of the key `path` (its last segment's key, or the array element's start).
+fn key_offset(t: &DeTable<'_>, path: &[&str]) -> Option<usize> {
+    let (last, init) = path.split_last()?;
+    if init.is_empty() {
+        return t.get_key_value(*last).map(|(k, _)| k.span().start);
+    }
+    match walk(t, init)?.get_ref() {
+        DeValue::Table(inner) => inner.get_key_value(*last).map(|(k, _)| k.span().start),
+        DeValue::Array(a) => a.get(last.parse::<usize>().ok()?).map(|v| v.span().start),
+        _ => None,
     }
 }
 
@@ -853,12 +1029,74 @@ name = "oasis"
 
     #[test]
     fn unknown_key_names_file_line_and_key() {
-        let src = MINIMAL.replace("seed = 1", "seed = 1\nrepeets = 3");
+        let src = MINIMAL.replace("figure = \"F1\"", "figure = \"F1\"\nfigur = 3");
         let e = parse(&src).unwrap_err();
-        assert_eq!(e.line, Some(14));
+        assert_eq!(e.line, Some(5));
         let msg = e.to_string();
-        assert!(msg.starts_with("experiments/demo/f.toml:14:"), "{msg}");
-        assert!(msg.contains("repeets"), "{msg}");
+        assert!(msg.starts_with("experiments/demo/f.toml:5:"), "{msg}");
+        assert!(msg.contains("figur"), "{msg}");
+        // Unknown keys under [protocol] are task tables, checked when the plan is built.
+        let src = MINIMAL.replace("seed = 1", "seed = 1\nrepeets = 3");
+        let s = parse(&src).unwrap();
+        assert!(s.spec.protocol.tasks.contains_key("repeets"));
+        assert!(s.error_at_key(&["protocol", "repeets"], "x".into()).line == Some(14));
+    }
+
+    #[test]
+    fn task_tables_are_read_typed_at_their_lines() {
+        #[derive(Debug, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct T {
+            train_per_class: usize,
+            test_per_class: usize,
+        }
+        let s = parse(MINIMAL).unwrap();
+        let t: T = s.typed(&["protocol", "ranking"]).unwrap();
+        assert_eq!(t.train_per_class, 4);
+        let bad = parse(&MINIMAL.replace("test_per_class = 3", "test_per_class = \"x\"")).unwrap();
+        let e = bad.typed::<T>(&["protocol", "ranking"]).unwrap_err();
+        assert_eq!(e.line, Some(18), "{e}");
+        assert!(e.to_string().contains("protocol.ranking"), "{e}");
+        let extra =
+            parse(&MINIMAL.replace("test_per_class = 3", "test_per_class = 3\ntrian = 1")).unwrap();
+        let e = extra.typed::<T>(&["protocol", "ranking"]).unwrap_err();
+        assert_eq!(e.line, Some(19), "{e}");
+        assert!(e.to_string().contains("trian"), "{e}");
+        assert!(
+            s.typed_opt::<T>(&["protocol", "nothing"])
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_spec_extending_another_runs_its_cells_and_errors_point_into_the_right_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().join("demo");
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("base.toml"), MINIMAL).unwrap();
+        let child = "title = \"table\"\npaper = \"demo\"\nfigure = \"T1\"\nextends = \"base\"\n";
+        std::fs::write(d.join("t.toml"), child).unwrap();
+        let s = LoadedSpec::load(&d.join("t.toml")).unwrap();
+        assert_eq!((s.id.as_str(), s.spec.title.as_str()), ("demo/t", "table"));
+        assert_eq!(s.spec.solvers[0].name.get_ref(), "oasis");
+        // An inherited key's error names the parent's file and line.
+        let (path, line) = s.position(s.spec.solvers[0].name.span().start);
+        assert_eq!((path, line), (d.join("base.toml"), 21));
+        let e = s.typed::<toml::Value>(&["protocol", "ranking"]).unwrap();
+        assert_eq!(e["train_per_class"].as_integer(), Some(4));
+        // Redefining an inherited key is refused at its line.
+        std::fs::write(
+            d.join("t.toml"),
+            format!("{child}[[solvers]]\nname = \"x\"\n"),
+        )
+        .unwrap();
+        let e = LoadedSpec::load(&d.join("t.toml")).unwrap_err();
+        assert_eq!(e.line, Some(5), "{e}");
+        assert!(e.to_string().contains("inherits"), "{e}");
+        std::fs::write(d.join("t.toml"), child.replace("base", "nothing")).unwrap();
+        assert!(LoadedSpec::load(&d.join("t.toml")).is_err());
     }
 
     #[test]

@@ -182,7 +182,7 @@ fn a_solver_source_edit_changes_only_that_solvers_fingerprint() {
         fingerprint_in(SOURCE_FINGERPRINTS, euclid.sources),
         fingerprint_in(&edited, euclid.sources)
     );
-    // And the plan hashes exactly the registry's fingerprint into the cell.
+    // The plan keeps the registry's fingerprint beside the cell as provenance, not in its key.
     let f = fixture(SPEC);
     let ctx = f.ws.data_context();
     let plans =
@@ -191,9 +191,43 @@ fn a_solver_source_edit_changes_only_that_solvers_fingerprint() {
     let c = &plans[0].cells[0];
     let solver = &plans[0].solvers[c.solver];
     assert_eq!(
-        c.canonical["solver"]["code"].as_str().unwrap(),
+        c.code["solver"],
         registry::fingerprint(registry::solver(solver.name).unwrap().sources)
     );
+    assert!(c.canonical["solver"].get("code").is_none());
+    assert_eq!(
+        c.canonical["solver"]["version"],
+        serde_json::json!(oasis.version)
+    );
+}
+
+#[test]
+fn bumping_a_version_recomputes_exactly_the_affected_cells() {
+    let f = fixture(SPEC);
+    let (mut plans, first) = plan_and_run(&f.ws, 2);
+    assert_eq!(first.computed, 4);
+    let opts = opts(&f.ws, 2, false);
+    // A new solver version: only that solver's cells run again.
+    let oasis = plans[0]
+        .solvers
+        .iter()
+        .position(|s| s.name == "oasis")
+        .unwrap();
+    plans[0].solvers[oasis].version += 1;
+    dyad_harness::plan::rekey(&mut plans[0]);
+    let s = execute(&plans, &opts);
+    assert_eq!((s.computed, s.cached), (2, 2));
+    // A new provider version: every cell on the data set.
+    plans[0].datasets[0].resolved.version += 1;
+    dyad_harness::plan::rekey(&mut plans[0]);
+    let s = execute(&plans, &opts);
+    assert_eq!((s.computed, s.cached), (4, 0));
+    // A new task version: every cell of the task.
+    plans[0].task_version += 1;
+    dyad_harness::plan::rekey(&mut plans[0]);
+    assert_eq!(execute(&plans, &opts).computed, 4);
+    // And nothing else: the same plan again computes nothing.
+    assert_eq!(execute(&plans, &opts).computed, 0);
 }
 
 #[test]
@@ -237,10 +271,83 @@ name = "caltech256-standin"
 params = { classes = 4, per_class = 6, dim = 200, seed = 5 }
 "#;
 
+/// A data set whose class sizes are not known before it is generated: the web stand-in's
+/// smallest concepts hold fewer than the split's 12 images.
+const BAD_AT_RUN: &str = r#"
+[[datasets]]
+id = "tiny"
+name = "web-standin"
+params = { images = 200, dim = 300, idf_reference = 0 }
+"#;
+
+#[test]
+fn sizes_the_data_cannot_hold_are_refused_before_any_data_is_read() {
+    let spec = SPEC.replace("[protocol]", &format!("{BAD_DATA}\n[protocol]"));
+    let f = fixture(&spec);
+    let ctx = f.ws.data_context();
+    let e =
+        f.ws.plan(&f.ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
+            .err()
+            .unwrap()
+            .to_string();
+    assert!(
+        e.contains("fig.toml:14:") && e.contains("has 6 rows"),
+        "{e}"
+    );
+    // Absurd sizes are refused with an estimate, not an out-of-memory abort.
+    for (from, to, what) in [
+        ("repeats = 2", "repeats = 1000000000", "protocol.repeats"),
+        (
+            "max = 400, every = 200",
+            "max = 10000000000000, every = 200",
+            "checkpoints",
+        ),
+        ("k_max = 5", "k_max = 0", "k_max"),
+        ("params = { c = 0.1 }", "params = { c = 0.0 }", "`c`"),
+        ("params = { c = 0.1 }", "params = { c = -0.1 }", "`c`"),
+        ("params = { c = 0.1 }", "params = { c = nan }", "`c`"),
+        ("params = { c = 0.1 }", "params = { c = \"x\" }", "`c`"),
+        (
+            "versus = \"euclidean\"",
+            "versus = \"euclidan\"",
+            "no solver \"euclidan\"",
+        ),
+        (
+            "train_per_class = 7",
+            "train_per_class = 100000",
+            "has 12 rows",
+        ),
+    ] {
+        let g = fixture(&SPEC.replace(from, to));
+        let ctx = g.ws.data_context();
+        let e =
+            g.ws.select_specs(&[])
+                .map_err(|e| e.to_string())
+                .and_then(|s| {
+                    g.ws.plan(&s, Profile::Quick, &ctx)
+                        .map(|_| ())
+                        .map_err(|e| e.to_string())
+                })
+                .err()
+                .unwrap_or_else(|| panic!("{to} accepted"));
+        assert!(e.contains(what), "{to}: {e}");
+        // Every one names the spec file and a line.
+        assert!(e.contains("fig.toml:"), "{to}: {e}");
+        if to.contains("c = ") {
+            let line = SPEC
+                .lines()
+                .position(|l| l.contains("params = { c = 0.1 }"))
+                .unwrap()
+                + 1;
+            assert!(e.contains(&format!("fig.toml:{line}:")), "{to}: {e}");
+        }
+    }
+}
+
 #[test]
 fn failures_are_reported_and_never_cached() {
     // The second data set has too few images per class for the split: its cells fail.
-    let spec = SPEC.replace("[protocol]", &format!("{BAD_DATA}\n[protocol]"));
+    let spec = SPEC.replace("[protocol]", &format!("{BAD_AT_RUN}\n[protocol]"));
     let f = fixture(&spec);
     let ctx = f.ws.data_context();
     let plans =
@@ -449,7 +556,13 @@ fn tuned_parameters_are_chosen_on_the_hold_out_and_recorded() {
     }
     // Tuning without a hold-out is a spec error.
     let bad = fixture(&SPEC.replace("params = { c = 0.1 }", "tune = { c = [0.1, 1.0] }"));
-    let e = bad.ws.select_specs(&[]).err().unwrap().to_string();
+    let ctx = bad.ws.data_context();
+    let e = bad
+        .ws
+        .plan(&bad.ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
+        .err()
+        .unwrap()
+        .to_string();
     assert!(e.contains("tuning needs"), "{e}");
 }
 
@@ -787,7 +900,7 @@ fn the_simulated_human_evaluation_adds_rater_records_to_the_ranking_cell() {
         si,
         "human: query at mAP rank 1",
         "precision",
-        dyad_harness::spec::XAxis::K,
+        &dyad_harness::spec::XAxis::K,
     );
     assert_eq!(curve.len(), 5);
     assert!(curve.iter().all(|p| p.y.n == 6));
@@ -815,5 +928,8 @@ fn the_simulated_human_evaluation_adds_rater_records_to_the_ranking_cell() {
         Ok(_) => panic!("a caltech data set must be refused"),
         Err(e) => e.to_string(),
     };
-    assert!(err.contains("human_evaluation"), "{err}");
+    assert!(
+        err.contains("human-evaluation") && err.contains("web stand-in"),
+        "{err}"
+    );
 }

@@ -46,6 +46,12 @@ impl Scorer for Euclidean {
     }
 }
 
+impl crate::Checked for EuclideanConfig {
+    fn check(&self) -> Result<(), crate::ParamError> {
+        Ok(())
+    }
+}
+
 impl Ranker for EuclideanConfig {
     fn fit(
         &self,

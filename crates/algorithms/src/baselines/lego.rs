@@ -64,6 +64,7 @@
 //! step.
 
 use crate::metric::Mahalanobis;
+use crate::params::{self, Checked, ParamError};
 use crate::{AlgoError, Ranker};
 use dyad_core::sampling::TripletSampler;
 use dyad_core::{
@@ -114,28 +115,23 @@ impl Default for LegoConfig {
     }
 }
 
-pub(crate) fn validate_eta(eta: f64) -> Result<(), AlgoError> {
-    if !(eta > 0.0 && eta.is_finite()) {
-        return Err(AlgoError::Param(format!(
-            "LEGO eta must be positive and finite, got {eta}"
-        )));
-    }
-    Ok(())
-}
-
-impl LegoConfig {
-    fn validate(&self) -> Result<(), AlgoError> {
-        validate_eta(self.eta)?;
+impl Checked for LegoConfig {
+    fn check(&self) -> Result<(), ParamError> {
+        params::positive("eta", self.eta)?;
         let (lo, hi) = (self.lower_percentile, self.upper_percentile);
-        if !(0.0..=100.0).contains(&lo) || !(0.0..=100.0).contains(&hi) || lo >= hi {
-            return Err(AlgoError::Param(format!(
-                "LEGO percentiles must satisfy 0 <= lower < upper <= 100, got {lo} and {hi}"
-            )));
+        if !(0.0..=100.0).contains(&lo) {
+            return Err(ParamError::new(
+                "lower_percentile",
+                format!("must lie in [0, 100], got {lo}"),
+            ));
         }
-        if self.threshold_pairs == 0 {
-            return Err(AlgoError::Param("LEGO threshold_pairs must be >= 1".into()));
+        if !(0.0..=100.0).contains(&hi) || lo >= hi {
+            return Err(ParamError::new(
+                "upper_percentile",
+                format!("must lie in (lower_percentile = {lo}, 100], got {hi}"),
+            ));
         }
-        Ok(())
+        params::at_least_one("threshold_pairs", self.threshold_pairs as u64)
     }
 }
 
@@ -338,7 +334,7 @@ impl Ranker for LegoConfig {
         rng: &mut Rng,
         obs: &mut dyn Observer,
     ) -> Result<(), AlgoError> {
-        self.validate()?;
+        self.check()?;
         let sampler = TripletSampler::new(train)?;
         let row = |i: usize| train.x.outer_view(i).expect("sampled row in range");
         struct State<'r> {
@@ -685,7 +681,10 @@ mod tests {
                 &mut seeded(1),
                 &mut NullObserver,
             );
-            assert!(matches!(err, Err(AlgoError::Param(_))), "{cfg:?} accepted");
+            assert!(
+                matches!(err, Err(AlgoError::InvalidParam(_))),
+                "{cfg:?} accepted"
+            );
         }
         let one_class = LabeledSet::from_dense_rows(&[vec![1.0], vec![2.0]], vec![0, 0], 1);
         let err = LegoConfig::default().fit(

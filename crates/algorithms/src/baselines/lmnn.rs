@@ -117,6 +117,7 @@
 
 use crate::linalg::{dot, gemm, gemm_sym, psd_projection_sym as project_psd, thin_svd};
 use crate::metric::Mahalanobis;
+use crate::params::{self, Checked, ParamError};
 use crate::{AlgoError, Ranker};
 use dyad_core::{
     Control, CoreError, Flow, LabeledSet, Observer, Rng, Schedule, Scorer, Stepper, drive,
@@ -217,47 +218,26 @@ const MAX_TRIALS: u32 = 60;
 /// Largest `k`: target neighbours are bits of a `u64` mask in the working set.
 const MAX_K: usize = 64;
 
-impl LmnnConfig {
-    /// Check every parameter.
-    pub fn validate(&self) -> Result<(), AlgoError> {
-        let bad = |msg: String| Err(AlgoError::Param(format!("LMNN: {msg}")));
+impl Checked for LmnnConfig {
+    fn check(&self) -> Result<(), ParamError> {
         if !(self.omega.is_finite() && (0.0..1.0).contains(&self.omega)) {
-            return bad(format!("omega must lie in [0, 1), got {}", self.omega));
+            return Err(ParamError::new(
+                "omega",
+                format!("must lie in [0, 1), got {}", self.omega),
+            ));
         }
         if !(1..=MAX_K).contains(&self.k) {
-            return bad(format!("k must lie in 1..={MAX_K}, got {}", self.k));
-        }
-        if self.refresh_every == 0 {
-            return bad("refresh_every must be positive".into());
-        }
-        if self.max_iter == 0 {
-            return bad("max_iter must be positive".into());
-        }
-        if !(self.tolerance.is_finite() && self.tolerance >= 0.0) {
-            return bad(format!(
-                "tolerance must be finite and non-negative, got {}",
-                self.tolerance
+            return Err(ParamError::new(
+                "k",
+                format!("must lie in 1..={MAX_K}, got {}", self.k),
             ));
         }
-        if !(self.step_size.is_finite() && self.step_size > 0.0) {
-            return bad(format!(
-                "step_size must be positive and finite, got {}",
-                self.step_size
-            ));
-        }
-        if !(self.step_grow.is_finite() && self.step_grow >= 1.0) {
-            return bad(format!(
-                "step_grow must be finite and at least 1, got {}",
-                self.step_grow
-            ));
-        }
-        if !(self.step_shrink > 0.0 && self.step_shrink < 1.0) {
-            return bad(format!(
-                "step_shrink must lie in (0, 1), got {}",
-                self.step_shrink
-            ));
-        }
-        Ok(())
+        params::at_least_one("refresh_every", self.refresh_every)?;
+        params::at_least_one("max_iter", self.max_iter)?;
+        params::non_negative("tolerance", self.tolerance)?;
+        params::positive("step_size", self.step_size)?;
+        params::at_least("step_grow", self.step_grow, 1.0)?;
+        params::open_interval("step_shrink", self.step_shrink, 0.0, 1.0)
     }
 }
 
@@ -748,7 +728,7 @@ impl LmnnSolver {
     /// Prepare the problem (dense rows, PCA rotation, target neighbours) and evaluate the
     /// objective and gradient at `M = I`.
     pub fn new(cfg: &LmnnConfig, train: &LabeledSet) -> Result<Self, AlgoError> {
-        cfg.validate()?;
+        cfg.check()?;
         let (n, d) = (train.n(), train.dim());
         let invalid = |m: &str| AlgoError::Data(CoreError::Invalid(format!("LMNN: {m}")));
         let mut distinct = train.labels.clone();
@@ -1058,7 +1038,7 @@ impl Ranker for LmnnConfig {
         _rng: &mut Rng,
         obs: &mut dyn Observer,
     ) -> Result<(), AlgoError> {
-        self.validate()?;
+        self.check()?;
         // Setting up the solver (PCA basis, target neighbours) is part of training: on the
         // clock.
         drive(schedule, obs, || {
@@ -1859,9 +1839,12 @@ mod tests {
                 &mut seeded(1),
                 &mut NullObserver,
             );
-            assert!(matches!(err, Err(AlgoError::Param(_))), "{cfg:?} accepted");
+            assert!(
+                matches!(err, Err(AlgoError::InvalidParam(_))),
+                "{cfg:?} accepted"
+            );
         }
-        assert!(LmnnConfig::default().validate().is_ok());
+        assert!(LmnnConfig::default().check().is_ok());
         // One class only; every class a singleton.
         let one = LabeledSet::from_dense_rows(&[vec![1.0, 0.0], vec![0.0, 1.0]], vec![0, 0], 1);
         let singles = LabeledSet::from_dense_rows(&[vec![1.0, 0.0], vec![0.0, 1.0]], vec![0, 1], 2);

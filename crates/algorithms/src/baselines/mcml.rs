@@ -80,6 +80,7 @@
 
 use crate::linalg::{matmul, sym_eigen, thin_svd};
 use crate::metric::Mahalanobis;
+use crate::params::{self, Checked, ParamError};
 use crate::{AlgoError, Ranker};
 use dyad_core::{
     Control, CoreError, Flow, LabeledSet, Observer, Rng, Schedule, Scorer, Stepper, drive,
@@ -144,31 +145,14 @@ impl Default for McmlConfig {
     }
 }
 
-impl McmlConfig {
-    fn validate(&self) -> Result<(), AlgoError> {
-        let bad = |what: &str, v: f64| Err(AlgoError::Param(format!("MCML {what}, got {v}")));
-        if !(self.initial_step > 0.0 && self.initial_step.is_finite()) {
-            return bad(
-                "initial_step must be positive and finite",
-                self.initial_step,
-            );
-        }
-        if !(self.armijo > 0.0 && self.armijo < 1.0) {
-            return bad("armijo must lie in (0, 1)", self.armijo);
-        }
-        if !(self.backtrack > 0.0 && self.backtrack < 1.0) {
-            return bad("backtrack must lie in (0, 1)", self.backtrack);
-        }
-        if !(self.growth >= 1.0 && self.growth.is_finite()) {
-            return bad("growth must be >= 1 and finite", self.growth);
-        }
-        if self.max_backtracks == 0 {
-            return bad("max_backtracks must be >= 1", 0.0);
-        }
-        if !(self.tol >= 0.0 && self.tol.is_finite()) {
-            return bad("tol must be >= 0 and finite", self.tol);
-        }
-        Ok(())
+impl Checked for McmlConfig {
+    fn check(&self) -> Result<(), ParamError> {
+        params::positive("initial_step", self.initial_step)?;
+        params::open_interval("armijo", self.armijo, 0.0, 1.0)?;
+        params::open_interval("backtrack", self.backtrack, 0.0, 1.0)?;
+        params::at_least("growth", self.growth, 1.0)?;
+        params::at_least_one("max_backtracks", self.max_backtracks as u64)?;
+        params::non_negative("tol", self.tol)
     }
 }
 
@@ -353,7 +337,7 @@ impl McmlSolver {
         config: &McmlConfig,
         reduce: bool,
     ) -> Result<Self, AlgoError> {
-        config.validate()?;
+        config.check()?;
         let collapse = Collapse::new(&train.labels)?;
         let (n, d) = (train.n(), train.dim());
         let mut x = Array2::<f64>::zeros((n, d));
@@ -490,7 +474,7 @@ impl Ranker for McmlConfig {
         _rng: &mut Rng,
         obs: &mut dyn Observer,
     ) -> Result<(), AlgoError> {
-        self.validate()?;
+        self.check()?;
         Collapse::new(&train.labels)?;
         drive(schedule, obs, || {
             Ok(McmlRun {
@@ -822,7 +806,10 @@ mod tests {
                 &mut seeded(1),
                 &mut NullObserver,
             );
-            assert!(matches!(err, Err(AlgoError::Param(_))), "{cfg:?} accepted");
+            assert!(
+                matches!(err, Err(AlgoError::InvalidParam(_))),
+                "{cfg:?} accepted"
+            );
         }
         let singletons = LabeledSet::from_dense_rows(&[vec![1.0], vec![2.0]], vec![0, 1], 2);
         let err = McmlConfig::default().fit(

@@ -1,5 +1,6 @@
 //! Baselines the papers compare against.
 
+pub mod centroid;
 pub mod euclidean;
 pub mod lego;
 pub mod lmnn;

@@ -12,8 +12,8 @@
 //! *increase* the loss; we use the descent direction and say so (spec §11 item 11). Starting
 //! from `W0 = I`, every iterate stays symmetric.
 
-use super::validate_c;
 use crate::metric::Mahalanobis;
+use crate::params::{self, Checked, ParamError};
 use crate::{AlgoError, Ranker};
 use dyad_core::sampling::TripletSampler;
 use dyad_core::{
@@ -115,6 +115,12 @@ impl Scorer for DissimModel {
     }
 }
 
+impl Checked for DissimOasisConfig {
+    fn check(&self) -> Result<(), ParamError> {
+        params::positive("c", self.c)
+    }
+}
+
 impl Ranker for DissimOasisConfig {
     fn fit(
         &self,
@@ -123,7 +129,7 @@ impl Ranker for DissimOasisConfig {
         rng: &mut Rng,
         obs: &mut dyn Observer,
     ) -> Result<(), AlgoError> {
-        validate_c(self.c)?;
+        self.check()?;
         let sampler = TripletSampler::new(train)?;
         let state = (
             DissimModel::identity(train.dim()),

@@ -20,6 +20,7 @@ pub use dissim::{DissimModel, DissimOasisConfig};
 pub use model::{BilinearModel, StepOutcome};
 pub use parallel::OasisParallelConfig;
 
+use crate::params::{self, Checked, ParamError};
 use crate::{AlgoError, Ranker};
 use dyad_core::sampling::TripletSampler;
 use dyad_core::{
@@ -81,24 +82,17 @@ impl Default for OasisConfig {
     }
 }
 
-pub(crate) fn validate_c(c: f64) -> Result<(), AlgoError> {
-    if !(c > 0.0 && c.is_finite()) {
-        return Err(AlgoError::Param(format!(
-            "OASIS aggressiveness c must be positive and finite, got {c}"
-        )));
-    }
-    Ok(())
-}
-
-impl OasisConfig {
-    fn validate(&self) -> Result<(), AlgoError> {
-        validate_c(self.c)?;
+impl Checked for OasisConfig {
+    fn check(&self) -> Result<(), ParamError> {
+        params::positive("c", self.c)?;
         if self.psd == Psd::Every(0) {
-            return Err(AlgoError::Param("psd = { every = N } needs N > 0".into()));
+            return Err(ParamError::new("psd.every", "must be at least 1, got 0"));
         }
         Ok(())
     }
+}
 
+impl OasisConfig {
     /// One training step of this variant.
     pub(crate) fn step(
         &self,
@@ -189,7 +183,7 @@ impl Ranker for OasisConfig {
         rng: &mut Rng,
         obs: &mut dyn Observer,
     ) -> Result<(), AlgoError> {
-        self.validate()?;
+        self.check()?;
         let sampler = TripletSampler::new(train)?;
         drive(schedule, obs, || {
             Ok(OasisRun {
@@ -274,6 +268,6 @@ mod tests {
             &mut seeded(1),
             &mut dyad_core::observe::NullObserver,
         );
-        assert!(matches!(err, Err(AlgoError::Param(_))));
+        assert!(matches!(err, Err(AlgoError::InvalidParam(ref e)) if e.param == "c"));
     }
 }

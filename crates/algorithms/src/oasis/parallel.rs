@@ -5,7 +5,8 @@
 //! reported at every checkpoint. Solver time is the total over rankers (CPU time; the papers
 //! note that parallel training need not save total CPU time).
 
-use super::{BilinearModel, OasisConfig, validate_c};
+use super::{BilinearModel, OasisConfig};
+use crate::params::{self, Checked, ParamError};
 use crate::{AlgoError, Ranker};
 use dyad_core::sampling::TripletSampler;
 use dyad_core::{
@@ -25,6 +26,13 @@ pub struct OasisParallelConfig {
     pub rankers: usize,
 }
 
+impl Checked for OasisParallelConfig {
+    fn check(&self) -> Result<(), ParamError> {
+        params::positive("c", self.c)?;
+        params::at_least_one("rankers", self.rankers as u64)
+    }
+}
+
 impl Ranker for OasisParallelConfig {
     fn fit(
         &self,
@@ -33,10 +41,7 @@ impl Ranker for OasisParallelConfig {
         rng: &mut Rng,
         obs: &mut dyn Observer,
     ) -> Result<(), AlgoError> {
-        validate_c(self.c)?;
-        if self.rankers == 0 {
-            return Err(AlgoError::Param("rankers must be at least 1".into()));
-        }
+        self.check()?;
         let single = OasisConfig {
             c: self.c,
             ..Default::default()

@@ -1,15 +1,34 @@
-//! Parsers for the public file formats the papers' data comes in.
+//! Parsers for generic public file formats (IDX, MAT v5, svmlight, tar, the Broad GCT/RES/CLS
+//! expression formats and shared CSV pieces). Readers of one data set's own layout live in
+//! that data set's folder.
 
-pub mod allen;
 pub(crate) mod expr_text;
 pub mod gct;
 pub mod idx;
-pub mod kentridge;
 pub mod mat;
-pub mod newsgroups;
 pub mod svmlight;
+pub mod tar;
 
 use crate::DataError;
+
+/// Bytes decoded as ISO-8859-1: every byte is the code point of the same value, so no input
+/// is ever rejected for its encoding.
+pub fn decode_latin1(bytes: &[u8]) -> String {
+    if bytes.is_ascii() {
+        // Valid UTF-8 already: skip the per-character loop.
+        return String::from_utf8_lossy(bytes).into_owned();
+    }
+    bytes.iter().map(|&b| char::from(b)).collect()
+}
+
+#[cfg(test)]
+mod latin1_tests {
+    #[test]
+    fn every_byte_is_its_code_point() {
+        assert_eq!(super::decode_latin1(b"a\xe9\xff"), "a\u{e9}\u{ff}");
+        assert_eq!(super::decode_latin1(b"plain"), "plain");
+    }
+}
 use std::io::Read;
 use std::path::Path;
 

@@ -40,7 +40,7 @@
 //!   empty clusters and stopping.
 //! * **Weighting.** `f_j · -ln(df_j / N)` with `df_j` the number of fitting images holding
 //!   word `j` and `N` the number of fitting images, then L2 normalisation (spec \[J\] form; the
-//!   same formula as [`crate::synthetic::caltech::tfidf_l2`]). A word absent from every
+//!   same formula as [`crate::pipelines::tfidf`]). A word absent from every
 //!   fitting image gets weight 0 (not stored), as does a word present in all of them.
 //!
 //! [`fit`] learns the palette, the codebook and the idf from fitting images;
@@ -49,9 +49,10 @@
 //! sidecar.
 
 use super::kmeans::{self, KMeansParams};
-use crate::caltech::{Caltech256, ImageEntry, Subset};
+use crate::caltech256::{Caltech256, ImageEntry, Subset};
 use crate::formats::svmlight::{self, SvmlightData, SvmlightOptions};
-use crate::synthetic::caltech::labeled_set_content_id;
+use crate::identity::labeled_set_content_id;
+use crate::pipelines::tfidf::{idf_of_bags, tfidf_l2_bags};
 use crate::{ContentHasher, ContentId, DataError};
 use dyad_core::{LabeledSet, derive_seed, seeded};
 use image::RgbImage;
@@ -877,45 +878,6 @@ pub struct FittedPipeline {
     extractor: Extractor,
 }
 
-/// tf-idf (`f * idf`) and L2 normalisation of bags of words with given idf weights; words
-/// with weight 0 are not stored (the rule of [`crate::synthetic::caltech::tfidf_l2`]).
-pub fn tfidf_with_idf(bags: &[BTreeMap<usize, f64>], idf: &[f64]) -> CsMat<f64> {
-    let mut indptr = vec![0];
-    let (mut indices, mut data) = (Vec::new(), Vec::new());
-    for bag in bags {
-        let start = indices.len();
-        for (&w, &f) in bag {
-            let v = f * idf.get(w).copied().unwrap_or(0.0);
-            if v > 0.0 {
-                indices.push(w);
-                data.push(v);
-            }
-        }
-        let norm = data[start..].iter().map(|v| v * v).sum::<f64>().sqrt();
-        if norm > 0.0 {
-            data[start..].iter_mut().for_each(|v| *v /= norm);
-        }
-        indptr.push(indices.len());
-    }
-    CsMat::new((bags.len(), idf.len()), indptr, indices, data)
-}
-
-/// idf weights `-ln(df / n)` of bags (0 for words in no bag).
-pub fn idf_from_bags(bags: &[BTreeMap<usize, f64>], dim: usize) -> Vec<f64> {
-    let mut df = vec![0usize; dim];
-    for bag in bags {
-        for &w in bag.keys() {
-            if w < dim {
-                df[w] += 1;
-            }
-        }
-    }
-    let n = bags.len() as f64;
-    df.iter()
-        .map(|&f| if f == 0 { 0.0 } else { -(f as f64 / n).ln() })
-        .collect()
-}
-
 fn sample_indices(rng: &mut dyad_core::Rng, len: usize, amount: usize) -> Vec<usize> {
     let mut v = rand::seq::index::sample(rng, len, amount).into_vec();
     v.sort_unstable();
@@ -1022,7 +984,7 @@ pub fn fit<I: ImageSource>(
         .into_iter()
         .map(|r| fitted.bag_of(&all[r.start * stride..r.end * stride]))
         .collect();
-    fitted.idf = idf_from_bags(&bags, config.codebook_size);
+    fitted.idf = idf_of_bags(&bags, config.codebook_size);
     fitted.stats = Some(FitStats {
         images: images.len(),
         palette_samples,
@@ -1139,7 +1101,7 @@ impl FittedPipeline {
                 Ok(self.bag(&img))
             })
             .collect::<Result<Vec<_>, DataError>>()?;
-        Ok(tfidf_with_idf(&bags, &self.idf))
+        Ok(tfidf_l2_bags(&bags, &self.idf))
     }
 
     /// Identity of the fitted pipeline: configuration, palette, codebook and idf.
@@ -1539,7 +1501,6 @@ pub fn caltech_features(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::synthetic::caltech::tfidf_l2;
     use dyad_core::seeded;
 
     fn gray_image(w: usize, h: usize, f: impl Fn(usize, usize) -> f32) -> Vec<f32> {
@@ -1837,38 +1798,6 @@ mod tests {
                 .unwrap()
                 .descriptors(&img);
         assert!((joint.get(0).iter().sum::<f32>() - 1.0).abs() < 1e-6);
-    }
-
-    #[test]
-    fn tfidf_with_fitted_idf_equals_the_standin_formula_on_the_same_bags() {
-        let mut rng = seeded(4);
-        let bags: Vec<BTreeMap<usize, f64>> = (0..30)
-            .map(|_| {
-                let mut b = BTreeMap::new();
-                for _ in 0..rng.random_range(1..40) {
-                    *b.entry(rng.random_range(0..50usize)).or_insert(0.0) += 1.0;
-                }
-                b
-            })
-            .collect();
-        let idf = idf_from_bags(&bags, 60);
-        assert_eq!(tfidf_with_idf(&bags, &idf), tfidf_l2(&bags, 60));
-        assert!(idf[50..].iter().all(|&v| v == 0.0));
-        // Hand case: word 0 in 1 of 4 images -> ln 4.
-        let small = vec![
-            BTreeMap::from([(0, 2.0), (1, 1.0)]),
-            BTreeMap::from([(1, 1.0)]),
-            BTreeMap::from([(1, 3.0)]),
-            BTreeMap::new(),
-        ];
-        let idf = idf_from_bags(&small, 2);
-        assert!((idf[0] - 4f64.ln()).abs() < 1e-15);
-        assert!((idf[1] - (4.0f64 / 3.0).ln()).abs() < 1e-15);
-        let x = tfidf_with_idf(&small, &idf);
-        let (a, b) = (2.0 * idf[0], idf[1]);
-        let n = (a * a + b * b).sqrt();
-        assert_eq!(x.outer_view(0).unwrap().data(), &[a / n, b / n]);
-        assert_eq!(x.outer_view(3).unwrap().nnz(), 0);
     }
 
     #[test]

@@ -2,3 +2,4 @@
 pub mod images;
 pub mod kmeans;
 pub mod text;
+pub mod tfidf;

@@ -58,7 +58,7 @@
 //! 24.7 stored weights per document; 47 training and 41 test messages keep no feature. The
 //! whole run (tarball to matrix) takes about a second (`benches/newsgroups.rs`).
 
-use crate::formats::newsgroups::NewsCorpus;
+use crate::newsgroups::NewsCorpus;
 use crate::{ContentHasher, ContentId, DataError};
 use dyad_core::{LabeledSet, Partition, Rng};
 use serde::{Deserialize, Serialize};
@@ -875,7 +875,7 @@ why will with within without would yet you your yours yourself yourselves";
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::newsgroups::Message;
+    use crate::newsgroups::Message;
 
     fn msg(label: u32, partition: Partition, id: &str, text: &str) -> Message {
         Message {

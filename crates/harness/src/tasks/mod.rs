@@ -1,2 +1,284 @@
+//! Tasks: what a cell does with a data set and a solver, and what it records.
+//!
+//! A task is a plug-in. It owns a protocol table of the spec (`[protocol.<table>]`), turns it
+//! into a [`CellProtocol`] when a plan is built (checked there, before any data is read), runs
+//! cells, and describes the metrics it records (name, unit, direction, percentage or not) so
+//! that hold-out selection, tables, plots, claims and checks read them instead of assuming
+//! mAP. Adding a task is one file here and one line in [`TASKS`]; `spec.rs`, `plan.rs`,
+//! `run.rs` and `report.rs` do not change.
+//!
+//! A task may build on another (`base`): the human evaluation is the ranking task plus a rater
+//! panel, and a spec selecting it carries both tables.
+
 pub mod human;
+pub mod label_ranking;
 pub mod ranking;
+
+use crate::cache::Record;
+use crate::plan::{DatasetInstance, SolverInstance};
+use crate::profile::Profile;
+use crate::registry::BuiltSolver;
+use crate::spec::{LoadedSpec, SpecError};
+use dyad_datasets::provider::Data;
+use serde::de::DeserializeOwned;
+
+/// How a metric is read and shown.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Metric {
+    /// Name in records, specs and tables (e.g. `"map"`).
+    pub name: &'static str,
+    /// Short label for tables and axes (e.g. `"mAP"`).
+    pub label: &'static str,
+    /// Unit shown after values (`""` for none, `"s"` for seconds, ...).
+    pub unit: &'static str,
+    /// Whether larger values are better (hold-out selection, "best", `better` claims).
+    pub higher_is_better: bool,
+    /// A fraction shown as a percentage.
+    pub percent: bool,
+    pub description: &'static str,
+}
+
+impl Metric {
+    /// A value as the report prints it (percentages with one decimal, times with three
+    /// significant digits, other numbers with three decimals).
+    pub fn format(&self, v: f64) -> String {
+        if self.percent {
+            format!("{:.1}", 100.0 * v)
+        } else if v != 0.0 && v.abs() < 0.01 {
+            format!("{v:.3e}")
+        } else {
+            format!("{v:.3}")
+        }
+    }
+
+    /// Whether `a` is better than `b`.
+    pub fn better(&self, a: f64, b: f64) -> bool {
+        if self.higher_is_better { a > b } else { a < b }
+    }
+
+    /// The description used for names no task declares: higher is better, a plain number.
+    pub const fn undeclared(name: &'static str) -> Metric {
+        Metric {
+            name,
+            label: name,
+            unit: "",
+            higher_is_better: true,
+            percent: false,
+            description: "",
+        }
+    }
+}
+
+/// A column of the report's summary table.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Headline {
+    pub metric: &'static str,
+    pub k: Option<u32>,
+}
+
+/// A task: its table, version, solver family, accepted data kinds and metrics.
+pub trait Task: Sync {
+    /// The protocol table that selects it: `[protocol.<table>]`.
+    fn table(&self) -> &'static str;
+    /// Its name in cache keys, tables and the report.
+    fn name(&self) -> &'static str;
+    /// Bump when the task's records change for the same inputs: exactly its cells recompute.
+    fn version(&self) -> u32;
+    fn description(&self) -> &'static str;
+    /// The table of a task this one builds on (the spec must carry both).
+    fn base(&self) -> Option<&'static str> {
+        None
+    }
+    /// The solver family it runs (see [`crate::registry::SolverEntry::family`]).
+    fn family(&self) -> &'static str;
+    /// Data kinds it accepts (see [`dyad_datasets::provider::Provider::kind`]).
+    fn data_kinds(&self) -> &'static [&'static str];
+    /// The metrics it records.
+    fn metrics(&self) -> &'static [Metric];
+    /// The summary table's columns.
+    fn headline(&self) -> &'static [Headline];
+    /// Names of the second numeric coordinate its records may carry (besides the step).
+    fn coordinates(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// The set and metric its hold-out selection maximises (or minimises), if it has one:
+    /// the saturation pseudo-metrics read it.
+    fn selection(&self) -> Option<(&'static str, &'static str)> {
+        None
+    }
+    /// Source files (paths under `crates/`) whose fingerprint is kept as provenance.
+    fn sources(&self) -> &'static [&'static str];
+    /// Build the cell protocol from the spec, resolved for a profile. Errors name the spec's
+    /// line and field.
+    fn plan(&self, input: &TaskInput<'_>) -> Result<Box<dyn CellProtocol>, SpecError>;
+}
+
+/// What a task sees of a spec when its plan is built.
+pub struct TaskInput<'a> {
+    pub spec: &'a LoadedSpec,
+    pub profile: Profile,
+    /// The spec's checkpoint grid for this profile.
+    pub checkpoints: Vec<u64>,
+}
+
+impl TaskInput<'_> {
+    /// The task table `[protocol.<table>]` as `T`; a wrong or unknown key is an error naming
+    /// its line.
+    pub fn table<T: DeserializeOwned>(&self, table: &str) -> Result<T, SpecError> {
+        self.spec.typed(&["protocol", table])
+    }
+
+    /// An error about a key of a task table, at its line when it can be found.
+    pub fn error(&self, path: &[&str], message: String) -> SpecError {
+        let mut full = vec!["protocol"];
+        full.extend_from_slice(path);
+        self.spec.error_at_key(&full, message)
+    }
+}
+
+/// A task's protocol for one plan: what its cells do.
+pub trait CellProtocol: Send + Sync {
+    /// The protocol as it applies to `solver`, in canonical form: hashed into cell keys, so
+    /// it holds exactly what changes results.
+    fn canonical(&self, solver: &SolverInstance) -> serde_json::Value;
+    /// Check the protocol against a data set before any data is read (sizes the data set is
+    /// known to have, kinds of labels).
+    fn check_data(&self, _data: &DatasetInstance) -> Result<(), String> {
+        Ok(())
+    }
+    /// The sets it records, the primary (reported) set first.
+    fn sets(&self) -> Vec<String>;
+    /// Solver steps one cell of `solver` takes at most (for cost estimates at plan time).
+    fn steps(&self, solver: &SolverInstance) -> u64;
+    /// Run one cell.
+    fn run(&self, cell: &CellRun<'_>) -> Result<CellOutput, String>;
+}
+
+/// Everything one cell needs.
+pub struct CellRun<'a> {
+    pub data: &'a Data,
+    /// The data set's id in the spec (for messages).
+    pub dataset: &'a str,
+    pub solver: &'a SolverInstance,
+    /// The solver built from its parameters; several when the hold-out tunes some.
+    pub candidates: &'a [BuiltSolver],
+    pub seed: u64,
+    pub repeat: u32,
+}
+
+/// What a cell produced.
+#[derive(Debug, Clone, Default)]
+pub struct CellOutput {
+    pub records: Vec<Record>,
+    /// Solver seconds of the final training run (to its last reported step).
+    pub train_seconds: f64,
+    /// Solver seconds spent on the hold-out (early stopping and tuning).
+    pub selection_seconds: f64,
+    /// Seconds spent evaluating (never solver time).
+    pub eval_seconds: f64,
+    pub selected_step: Option<u64>,
+    /// The tuned candidate chosen on the hold-out (index into the candidates).
+    pub selected_candidate: Option<usize>,
+}
+
+/// Every task the specs can select, by table name.
+pub static TASKS: &[&dyn Task] = &[
+    &ranking::RankingTask,
+    &human::HumanEvaluationTask,
+    &label_ranking::LabelRankingTask,
+];
+
+/// The task selecting table `table`.
+pub fn task(table: &str) -> Option<&'static dyn Task> {
+    TASKS.iter().copied().find(|t| t.table() == table)
+}
+
+/// Pseudo-metrics every cell has, whatever its task: solver time and what follows from the
+/// hold-out.
+pub static CELL_METRICS: &[Metric] = &[
+    Metric {
+        name: crate::results::TRAIN_SECONDS,
+        label: "solver s",
+        unit: "s",
+        higher_is_better: false,
+        percent: false,
+        description: "solver seconds of the final training run, evaluation excluded",
+    },
+    Metric {
+        name: crate::results::SELECTION_SECONDS,
+        label: "selection s",
+        unit: "s",
+        higher_is_better: false,
+        percent: false,
+        description: "solver seconds spent on the hold-out (early stopping, tuning)",
+    },
+    Metric {
+        name: crate::results::SECONDS_PER_STEP,
+        label: "s/step",
+        unit: "s",
+        higher_is_better: false,
+        percent: false,
+        description: "final-run solver seconds per step",
+    },
+    Metric {
+        name: crate::results::SATURATION_SECONDS,
+        label: "s to saturation",
+        unit: "s",
+        higher_is_better: false,
+        percent: false,
+        description: "hold-out solver seconds until the selection metric is within 1 % of its best",
+    },
+    Metric {
+        name: crate::results::SATURATION_STEP,
+        label: "steps to saturation",
+        unit: "steps",
+        higher_is_better: false,
+        percent: false,
+        description: "hold-out steps until the selection metric is within 1 % of its best",
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_and_names_are_unique_and_bases_exist() {
+        let mut tables = std::collections::BTreeSet::new();
+        let mut names = std::collections::BTreeSet::new();
+        for t in TASKS {
+            assert!(tables.insert(t.table()), "table {} twice", t.table());
+            assert!(names.insert(t.name()), "name {} twice", t.name());
+            if let Some(b) = t.base() {
+                assert!(task(b).is_some(), "{} builds on unknown {b}", t.name());
+            }
+            for h in t.headline() {
+                assert!(
+                    t.metrics().iter().any(|m| m.name == h.metric),
+                    "{}: headline {} undeclared",
+                    t.name(),
+                    h.metric
+                );
+            }
+            crate::registry::fingerprint(t.sources());
+        }
+    }
+
+    #[test]
+    fn metric_direction_and_format() {
+        let m = Metric {
+            name: "map",
+            label: "mAP",
+            unit: "",
+            higher_is_better: true,
+            percent: true,
+            description: "",
+        };
+        assert_eq!(m.format(0.4321), "43.2");
+        assert!(m.better(0.5, 0.4));
+        let s = CELL_METRICS[0];
+        assert!(s.better(1.0, 2.0) && !s.better(2.0, 1.0));
+        assert_eq!(s.format(0.00123), "1.230e-3");
+        assert_eq!(s.format(12.0), "12.000");
+    }
+}

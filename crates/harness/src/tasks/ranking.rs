@@ -1,18 +1,196 @@
-//! The label-ranking task (OASIS spec §7.1 and §8): draw a per-class train/test split, train
-//! the learner on the training images, and at each checkpoint rank every evaluated set
-//! against itself (each query excluded from its own ranking), recording mAP, precision@k and
-//! the chance level. With early stopping, the number of steps is chosen on a per-class
-//! hold-out of the training set and the learner is retrained on the whole training set for
-//! that many steps.
+//! The label-ranking task (OASIS spec §7.1 and §8), table `[protocol.ranking]`: draw a
+//! per-class (or the official) train/test split, train a ranker on the training rows, and at
+//! each checkpoint rank every evaluated set against itself (each query excluded from its own
+//! ranking), recording mAP, precision@k and the chance level. With early stopping, the number
+//! of steps (and any tuned hyper-parameters) is chosen on a per-class hold-out of the training
+//! set and the ranker is retrained on the whole training set for that many steps.
 
+use super::{CellOutput, CellProtocol, CellRun, Headline, Metric, Task, TaskInput};
 use crate::cache::Record;
-use crate::spec::{EarlyStopping, EvalSet};
+use crate::plan::{DatasetInstance, SolverInstance};
+use crate::profile::PerProfile;
+use crate::registry::RANKER;
+use crate::spec::SpecError;
 use dyad_algorithms::{AlgoError, Ranker};
 use dyad_core::data::holdout_per_class;
 use dyad_core::metrics::evaluate_retrieval;
 use dyad_core::{Checkpoint, Control, LabeledSet, Observer, Schedule, Scorer, derive_seed, seeded};
-use serde::Serialize;
+use dyad_datasets::imagenet::MultiLabelSet;
+use dyad_datasets::provider::{Data, kinds};
+use dyad_datasets::web::WebData;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::time::Instant;
+
+/// The task.
+pub struct RankingTask;
+
+static METRICS: &[Metric] = &[
+    Metric {
+        name: "map",
+        label: "mAP",
+        unit: "",
+        higher_is_better: true,
+        percent: true,
+        description: "mean average precision over queries (each ranks the rest of its set)",
+    },
+    Metric {
+        name: "precision",
+        label: "prec",
+        unit: "",
+        higher_is_better: true,
+        percent: true,
+        description: "precision at the top k, averaged over queries",
+    },
+    Metric {
+        name: "chance",
+        label: "chance",
+        unit: "",
+        higher_is_better: true,
+        percent: true,
+        description: "mAP of a random ranking (the fraction of relevant candidates)",
+    },
+];
+
+static HEADLINE: &[Headline] = &[
+    Headline {
+        metric: "map",
+        k: None,
+    },
+    Headline {
+        metric: "precision",
+        k: Some(1),
+    },
+    Headline {
+        metric: "precision",
+        k: Some(10),
+    },
+    Headline {
+        metric: "precision",
+        k: Some(50),
+    },
+];
+
+impl Task for RankingTask {
+    fn table(&self) -> &'static str {
+        "ranking"
+    }
+    fn name(&self) -> &'static str {
+        "label-ranking"
+    }
+    fn version(&self) -> u32 {
+        1
+    }
+    fn description(&self) -> &'static str {
+        "rank held-out examples by a learned similarity; relevant = same class (or a shared label)"
+    }
+    fn family(&self) -> &'static str {
+        RANKER
+    }
+    fn data_kinds(&self) -> &'static [&'static str] {
+        &[kinds::LABELLED, kinds::MULTI_LABEL, kinds::WEB]
+    }
+    fn metrics(&self) -> &'static [Metric] {
+        METRICS
+    }
+    fn headline(&self) -> &'static [Headline] {
+        HEADLINE
+    }
+    fn selection(&self) -> Option<(&'static str, &'static str)> {
+        Some(("validation", "map"))
+    }
+    fn sources(&self) -> &'static [&'static str] {
+        &[
+            "harness/src/tasks/ranking.rs",
+            "core/src/metrics.rs",
+            "core/src/data.rs",
+            "core/src/rng.rs",
+        ]
+    }
+    fn plan(&self, input: &TaskInput<'_>) -> Result<Box<dyn CellProtocol>, SpecError> {
+        Ok(Box::new(plan_cell(input)?))
+    }
+}
+
+/// `[protocol.ranking]` as written in a spec.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RankingProtocol {
+    /// How training and test rows are drawn (default `"per-class"`).
+    #[serde(default)]
+    pub split: SplitKind,
+    /// `split = "per-class"`: training rows per class.
+    #[serde(default)]
+    pub train_per_class: Option<PerProfile<usize>>,
+    /// `split = "per-class"`: test rows per class.
+    #[serde(default)]
+    pub test_per_class: Option<PerProfile<usize>>,
+    /// `split = "official"`: at most this many training rows (uniformly subsampled).
+    #[serde(default)]
+    pub max_train: Option<PerProfile<usize>>,
+    /// `split = "official"`: at most this many test rows (uniformly subsampled).
+    #[serde(default)]
+    pub max_test: Option<PerProfile<usize>>,
+    /// Sets evaluated at every checkpoint: `"train"` and/or `"test"`.
+    #[serde(default = "default_evaluate")]
+    pub evaluate: Vec<EvalSet>,
+    /// Largest k of precision@k.
+    #[serde(default = "default_k_max")]
+    pub k_max: usize,
+    /// Record precision@1..k_max at every checkpoint (default: at the last one only).
+    #[serde(default)]
+    pub precision_at_every_checkpoint: bool,
+    /// Record the model's own statistics (e.g. OASIS's symmetry indices) at the final step,
+    /// as set "model". Off by default: at d = 10,000 they cost minutes per cell.
+    #[serde(default)]
+    pub model_statistics: bool,
+    /// Choose the number of steps on a per-class hold-out of the training set, then retrain
+    /// on the whole training set for that many steps (§7.1).
+    #[serde(default)]
+    pub early_stopping: Option<EarlyStopping>,
+}
+
+/// How a repeat draws its training and test rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SplitKind {
+    /// `train_per_class` and `test_per_class` rows of every class, drawn per repeat (from the
+    /// official parts when the data set has them).
+    #[default]
+    PerClass,
+    /// The data set's official training and test parts (optionally subsampled).
+    Official,
+}
+
+fn default_evaluate() -> Vec<EvalSet> {
+    vec![EvalSet::Test]
+}
+fn default_k_max() -> usize {
+    50
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EvalSet {
+    Train,
+    Test,
+}
+
+impl EvalSet {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EvalSet::Train => "train",
+            EvalSet::Test => "test",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct EarlyStopping {
+    /// Fraction of each class's training examples held out for validation (0.2 = 8 of 40).
+    pub validation_fraction: f64,
+}
 
 /// How a repeat draws its rows, resolved for a profile.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -55,20 +233,258 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
-/// What a cell produced.
-#[derive(Debug, Clone, Default)]
-pub struct RankingOutput {
-    pub records: Vec<Record>,
-    pub train_seconds: f64,
-    pub selection_seconds: f64,
-    pub eval_seconds: f64,
-    pub selected_step: Option<u64>,
-    /// The tuned parameters chosen on the hold-out (index into the candidates).
-    pub selected_candidate: Option<usize>,
+impl RankingCell {
+    /// The cell's protocol for `solver`: learners without steps ignore checkpoints and early
+    /// stopping, so those stay out of their keys (their cells are shared across grids).
+    pub fn for_solver(&self, solver: &SolverInstance) -> RankingCell {
+        let mut r = self.clone();
+        if let Some(c) = &solver.checkpoints {
+            r.checkpoints = c.clone();
+        }
+        if !solver.iterative {
+            r.checkpoints.clear();
+        }
+        let selects_steps = solver.iterative && solver.select_steps;
+        if !selects_steps && solver.tune.is_empty() {
+            // Nothing to choose on the hold-out.
+            r.early_stopping = None;
+        }
+        // `false` only where a hold-out runs without choosing steps.
+        r.select_steps = selects_steps || !solver.iterative || r.early_stopping.is_none();
+        r
+    }
+
+    /// The evaluated set the report leads with: `test` when evaluated, else the first.
+    pub fn primary_set(&self) -> &'static str {
+        self.evaluate
+            .iter()
+            .find(|s| **s == EvalSet::Test)
+            .or(self.evaluate.first())
+            .map_or("test", |s| s.as_str())
+    }
+
+    /// The rows of repeat `repeat`: a per-class or official split, seeded by `seed` and the
+    /// repeat (shared by every task built on this one).
+    pub fn split_rows(
+        &self,
+        data: &LabeledSet,
+        seed: u64,
+        repeat: u32,
+    ) -> Result<(Vec<usize>, Vec<usize>), dyad_core::CoreError> {
+        let mut rng = seeded(derive_seed(seed, &format!("split/{repeat}")));
+        match self.split {
+            SplitCell::PerClass { train, test } => data.per_class_split(train, test, &mut rng),
+            SplitCell::Official {
+                max_train,
+                max_test,
+            } => data.official_split(max_train, max_test, &mut rng),
+        }
+    }
 }
 
+/// Read, check and resolve `[protocol.ranking]`.
+pub fn plan_cell(input: &TaskInput<'_>) -> Result<RankingCell, SpecError> {
+    let r: RankingProtocol = input.table("ranking")?;
+    let err = |key: &str, msg: String| input.error(&["ranking", key], msg);
+    if let Some(es) = &r.early_stopping
+        && !(es.validation_fraction > 0.0 && es.validation_fraction < 1.0)
+    {
+        return Err(err(
+            "early_stopping",
+            format!(
+                "key `protocol.ranking.early_stopping.validation_fraction`: must lie in (0, 1), got {}",
+                es.validation_fraction
+            ),
+        ));
+    }
+    if r.k_max == 0 {
+        return Err(err(
+            "k_max",
+            "key `protocol.ranking.k_max`: must be at least 1".into(),
+        ));
+    }
+    if r.evaluate.is_empty() {
+        return Err(err(
+            "evaluate",
+            "key `protocol.ranking.evaluate`: name at least one set (\"train\", \"test\")".into(),
+        ));
+    }
+    let at = |v: &Option<PerProfile<usize>>| v.as_ref().map(|v| *v.at(input.profile));
+    let split = match r.split {
+        SplitKind::PerClass => match (at(&r.train_per_class), at(&r.test_per_class)) {
+            (Some(train), Some(test)) if train >= 1 && test >= 1 => {
+                SplitCell::PerClass { train, test }
+            }
+            (Some(_), Some(_)) => {
+                return Err(err(
+                    "train_per_class",
+                    "key `protocol.ranking`: `train_per_class` and `test_per_class` must be at least 1".into(),
+                ));
+            }
+            _ => {
+                return Err(err(
+                    "split",
+                    "key `protocol.ranking`: split = \"per-class\" needs `train_per_class` and `test_per_class`".into(),
+                ));
+            }
+        },
+        SplitKind::Official => {
+            if r.train_per_class.is_some() || r.test_per_class.is_some() {
+                return Err(err(
+                    "split",
+                    "key `protocol.ranking`: split = \"official\" takes `max_train`/`max_test`, not per-class counts".into(),
+                ));
+            }
+            SplitCell::Official {
+                max_train: at(&r.max_train),
+                max_test: at(&r.max_test),
+            }
+        }
+    };
+    if r.early_stopping.is_none()
+        && let Some((i, _)) = input
+            .spec
+            .spec
+            .solvers
+            .iter()
+            .enumerate()
+            .find(|(_, s)| s.tune.is_some())
+    {
+        return Err(input.spec.error_at_key(
+            &["solvers", &i.to_string(), "tune"],
+            "key `solvers.tune`: tuning needs `protocol.ranking.early_stopping` (its hold-out)"
+                .into(),
+        ));
+    }
+    Ok(RankingCell {
+        split,
+        evaluate: r.evaluate,
+        k_max: r.k_max,
+        precision_at_every_checkpoint: r.precision_at_every_checkpoint,
+        model_statistics: r.model_statistics,
+        checkpoints: input.checkpoints.clone(),
+        early_stopping: r.early_stopping,
+        select_steps: true,
+    })
+}
+
+/// Data of any kind the task accepts, as labelled rows: multi-label rows rank by their leaf
+/// (per-class splits draw per leaf) with relevance = a shared label; the web stand-in's images.
+pub fn labelled(data: &Data) -> Result<Cow<'_, LabeledSet>, String> {
+    if let Some(s) = data.get::<LabeledSet>() {
+        return Ok(Cow::Borrowed(s));
+    }
+    if let Some(w) = data.get::<WebData>() {
+        return Ok(Cow::Borrowed(&w.set));
+    }
+    if let Some(m) = data.get::<MultiLabelSet>() {
+        let names = (0..m.n_leaves).map(|l| format!("leaf{l}")).collect();
+        let set = LabeledSet::new(m.x.clone(), m.leaf.clone(), names, None)
+            .and_then(|s| s.with_relevance(m.labels.clone()))
+            .map_err(|e| e.to_string())?;
+        return Ok(Cow::Owned(set));
+    }
+    Err(format!(
+        "the ranking task needs labelled examples, not {}",
+        data.kind()
+    ))
+}
+
+impl CellProtocol for RankingCell {
+    fn canonical(&self, solver: &SolverInstance) -> serde_json::Value {
+        serde_json::to_value(self.for_solver(solver)).expect("serializable")
+    }
+
+    fn check_data(&self, d: &DatasetInstance) -> Result<(), String> {
+        check_split(&self.split, d)
+    }
+
+    fn sets(&self) -> Vec<String> {
+        let primary = self.primary_set();
+        let mut v = vec![primary.to_string()];
+        v.extend(
+            self.evaluate
+                .iter()
+                .map(|s| s.as_str().to_string())
+                .filter(|s| s != primary),
+        );
+        v
+    }
+
+    fn steps(&self, solver: &SolverInstance) -> u64 {
+        let c = self.for_solver(solver);
+        let budget = c.checkpoints.last().copied().unwrap_or(0);
+        // The hold-out run (each tuned candidate) and the final run.
+        let runs = if c.early_stopping.is_some() {
+            solver.tune.len().max(1) as u64 + 1
+        } else {
+            1
+        };
+        budget.saturating_mul(runs)
+    }
+
+    fn run(&self, cell: &CellRun<'_>) -> Result<CellOutput, String> {
+        let data = labelled(cell.data)?;
+        let learners = rankers(cell)?;
+        run(
+            &data,
+            &learners,
+            &self.for_solver(cell.solver),
+            cell.seed,
+            cell.repeat,
+            None,
+        )
+        .map_err(|e| e.to_string())
+    }
+}
+
+/// The candidates of a cell as rankers.
+pub fn rankers<'a>(cell: &CellRun<'a>) -> Result<Vec<&'a dyn Ranker>, String> {
+    cell.candidates
+        .iter()
+        .map(|b| {
+            b.family::<dyn Ranker>()
+                .ok_or_else(|| format!("solver `{}` is not a ranker", cell.solver.name))
+        })
+        .collect()
+}
+
+/// Whether a data set's known class sizes allow the split (checked at plan time).
+pub fn check_split(split: &SplitCell, d: &DatasetInstance) -> Result<(), String> {
+    let SplitCell::PerClass { train, test } = *split else {
+        return Ok(());
+    };
+    let Some(shape) = &d.resolved.shape else {
+        return Ok(());
+    };
+    let too_small = |sizes: &[usize], need: usize, what: &str| -> Result<(), String> {
+        match sizes.iter().enumerate().find(|(_, n)| **n < need) {
+            Some((c, n)) => Err(format!(
+                "class {c} of `{}` has {n} rows in its {what}, but the split needs {need} \
+                 (its smallest class has {})",
+                d.id,
+                sizes.iter().min().copied().unwrap_or(0)
+            )),
+            None => Ok(()),
+        }
+    };
+    match (&shape.train_class_sizes, &shape.test_class_sizes) {
+        (Some(tr), Some(te)) => {
+            too_small(tr, train, "official training part (train_per_class)")?;
+            too_small(te, test, "official test part (test_per_class)")
+        }
+        _ => match &shape.class_sizes {
+            Some(all) => too_small(all, train + test, "data (train_per_class + test_per_class)"),
+            None => Ok(()),
+        },
+    }
+}
+
+/// A hook that receives the final model of a ranking run.
+pub type FinalModel<'f> = &'f mut dyn FnMut(&dyn Scorer);
+
 /// Evaluates each reported model on a list of named sets, off the solver clock.
-struct Evaluator<'a> {
+struct Evaluator<'a, 'f> {
     sets: Vec<(&'static str, &'a LabeledSet)>,
     k_max: usize,
     every_precision: bool,
@@ -82,9 +498,11 @@ struct Evaluator<'a> {
     eval_seconds: f64,
     last_seconds: f64,
     chance_done: bool,
+    /// Called with the final model (a task built on this one judges it further).
+    on_last: Option<FinalModel<'f>>,
 }
 
-impl Observer for Evaluator<'_> {
+impl Observer for Evaluator<'_, '_> {
     fn checkpoint(&mut self, at: Checkpoint, model: &dyn Scorer) -> Control {
         let t = Instant::now();
         let with_precision =
@@ -97,6 +515,7 @@ impl Observer for Evaluator<'_> {
                 step: at.step,
                 seconds: at.solver_seconds,
                 k,
+                coord: None,
                 value,
             };
             self.records.push(rec("map", None, r.map));
@@ -117,9 +536,15 @@ impl Observer for Evaluator<'_> {
                     step: at.step,
                     seconds: at.solver_seconds,
                     k: None,
+                    coord: None,
                     value,
                 });
             }
+        }
+        if at.last
+            && let Some(f) = self.on_last.as_mut()
+        {
+            f(model);
         }
         self.chance_done = true;
         self.last_seconds = at.solver_seconds;
@@ -130,26 +555,20 @@ impl Observer for Evaluator<'_> {
 
 /// Run one cell of the label-ranking task. `candidates` are the learners to choose from on
 /// the hold-out (one when nothing is tuned); with early stopping the choice also covers the
-/// number of steps of iterative learners.
+/// number of steps of iterative learners. `on_last` receives the final model.
 pub fn run(
     data: &LabeledSet,
     candidates: &[&dyn Ranker],
     cell: &RankingCell,
     seed: u64,
     repeat: u32,
-) -> Result<RankingOutput, AlgoError> {
-    let mut split_rng = seeded(derive_seed(seed, &format!("split/{repeat}")));
-    let (train_idx, test_idx) = match cell.split {
-        SplitCell::PerClass { train, test } => data.per_class_split(train, test, &mut split_rng)?,
-        SplitCell::Official {
-            max_train,
-            max_test,
-        } => data.official_split(max_train, max_test, &mut split_rng)?,
-    };
+    on_last: Option<FinalModel<'_>>,
+) -> Result<CellOutput, AlgoError> {
+    let (train_idx, test_idx) = cell.split_rows(data, seed, repeat)?;
     let train = data.select(&train_idx);
     let test = data.select(&test_idx);
     let solver_seed = derive_seed(seed, &format!("solver/{repeat}"));
-    let mut out = RankingOutput::default();
+    let mut out = CellOutput::default();
     let iterative = candidates[0].is_iterative();
     let checkpoints = if iterative {
         Schedule::new(cell.checkpoints.clone())
@@ -183,6 +602,7 @@ pub fn run(
                     eval_seconds: 0.0,
                     last_seconds: 0.0,
                     chance_done: true,
+                    on_last: None,
                 };
                 let schedule = if select_steps || !iterative {
                     checkpoints.clone()
@@ -243,6 +663,7 @@ pub fn run(
         eval_seconds: 0.0,
         last_seconds: 0.0,
         chance_done: false,
+        on_last,
     };
     candidates[chosen].fit(&train, &final_schedule, &mut seeded(solver_seed), &mut ev)?;
     out.train_seconds = ev.last_seconds;

@@ -1,7 +1,11 @@
 //! MNIST (LeCun, Cortes, Burges): the four IDX files, plain or gzip, under either of the two
 //! file-name spellings in circulation (`train-images-idx3-ubyte` and `train-images.idx3-ubyte`).
 
+pub mod provider;
+pub mod standin;
+
 use crate::formats::idx::{IdxArray, IdxType, read_idx};
+use crate::provider::{Presence, locate_parts};
 use crate::{ContentHasher, ContentId, DataError};
 use dyad_core::{LabeledSet, Partition};
 use sprs::CsMat;
@@ -25,26 +29,35 @@ pub fn candidates(stem: &str, ext: &str) -> [String; 4] {
     ]
 }
 
-/// Locate the four files in `dir`; `Missing` names everything that was tried.
-pub fn locate(dir: &Path) -> Result<[PathBuf; 4], DataError> {
-    let mut found = Vec::with_capacity(4);
-    for (stem, ext) in PARTS {
-        let names = candidates(stem, ext);
-        match names.iter().map(|n| dir.join(n)).find(|p| p.is_file()) {
-            Some(p) => found.push(p),
-            None => {
-                return Err(DataError::Missing {
-                    name: "mnist".into(),
-                    dir: dir.to_path_buf(),
-                    tried: names.join(", "),
-                    hint: "Download the four files from https://yann.lecun.com/exdb/mnist/ (or a \
-                           mirror) into this directory."
-                        .into(),
-                });
-            }
-        }
+/// How to obtain MNIST, for error messages.
+pub const HINT: &str = "Download the four files from https://yann.lecun.com/exdb/mnist/ (or a \
+                        mirror; `dyad data fetch mnist`) into this directory.";
+
+/// Where MNIST stands in `dir`: all four files (in [`PARTS`] order), none, or an
+/// [`DataError::Incomplete`] error naming what is missing.
+pub fn locate(dir: &Path) -> Result<Presence, DataError> {
+    let parts: Vec<Vec<String>> = PARTS
+        .iter()
+        .map(|(stem, ext)| candidates(stem, ext).to_vec())
+        .collect();
+    locate_parts("mnist", dir, &parts, HINT)
+}
+
+/// The four files, or `Missing` / `Incomplete`.
+fn files(dir: &Path) -> Result<[PathBuf; 4], DataError> {
+    match locate(dir)? {
+        Presence::Complete(f) => Ok(f.try_into().expect("four parts")),
+        Presence::Absent => Err(DataError::Missing {
+            name: "mnist".into(),
+            dir: dir.to_path_buf(),
+            tried: PARTS
+                .iter()
+                .map(|(s, e)| candidates(s, e).join(", "))
+                .collect::<Vec<_>>()
+                .join("; "),
+            hint: HINT.into(),
+        }),
     }
-    Ok(found.try_into().expect("four parts"))
 }
 
 /// Raw MNIST: images as bytes (row-major `rows x cols` per image), labels 0..=9.
@@ -93,7 +106,7 @@ fn labels(path: &Path, a: IdxArray) -> Result<Vec<u8>, DataError> {
 impl Mnist {
     /// Load the four files from `dir` and check that they agree with each other.
     pub fn load(dir: &Path) -> Result<Self, DataError> {
-        let [tri, trl, tei, tel] = locate(dir)?;
+        let [tri, trl, tei, tel] = files(dir)?;
         let (n_tr, rows, cols, train_images) = images(&tri, read_idx(&tri)?)?;
         let train_labels = labels(&trl, read_idx(&trl)?)?;
         let (n_te, rows2, cols2, test_images) = images(&tei, read_idx(&tei)?)?;

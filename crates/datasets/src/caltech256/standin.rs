@@ -23,13 +23,13 @@
 //! The default tilts were calibrated so that the Euclidean baseline on 10 classes lands near
 //! the paper's Table 4 Euclidean row (`experiments/oasis/standin-calibration.toml`).
 
-use crate::{ContentHasher, ContentId, DataError};
+use crate::DataError;
+use crate::pipelines::tfidf::{idf_of_bags, tfidf_l2_bags};
 use dyad_core::{LabeledSet, seeded};
 use rand::Rng as _;
 use rand::distr::Distribution;
 use rand_distr::{Poisson, StandardNormal};
 use serde::{Deserialize, Serialize};
-use sprs::CsMat;
 use std::collections::BTreeMap;
 
 /// Parameters of the stand-in generator.
@@ -190,7 +190,7 @@ impl CaltechStandin {
                 labels.push(c as u32);
             }
         }
-        let x = tfidf_l2(&counts, d);
+        let x = tfidf_l2_bags(&counts, &idf_of_bags(&counts, d));
         let names = (0..self.classes)
             .map(|c| format!("standin-{c:03}"))
             .collect();
@@ -206,62 +206,10 @@ fn permutation(n: usize, rng: &mut dyad_core::Rng) -> Vec<usize> {
     p
 }
 
-/// tf-idf (`f * -ln(df/n)`) and L2 normalisation of bags of words; words present in every
-/// document get weight 0 and are not stored.
-pub fn tfidf_l2(counts: &[BTreeMap<usize, f64>], dim: usize) -> CsMat<f64> {
-    let n = counts.len() as f64;
-    let mut df = vec![0usize; dim];
-    for bag in counts {
-        for &w in bag.keys() {
-            df[w] += 1;
-        }
-    }
-    let idf: Vec<f64> = df
-        .iter()
-        .map(|&f| if f == 0 { 0.0 } else { -(f as f64 / n).ln() })
-        .collect();
-    let mut indptr = vec![0];
-    let (mut indices, mut data) = (Vec::new(), Vec::new());
-    for bag in counts {
-        let start = indices.len();
-        for (&w, &f) in bag {
-            let v = f * idf[w];
-            if v > 0.0 {
-                indices.push(w);
-                data.push(v);
-            }
-        }
-        let norm = data[start..].iter().map(|v| v * v).sum::<f64>().sqrt();
-        if norm > 0.0 {
-            data[start..].iter_mut().for_each(|v| *v /= norm);
-        }
-        indptr.push(indices.len());
-    }
-    CsMat::new((counts.len(), dim), indptr, indices, data)
-}
-
-/// Content identity of any labelled set: its CSR arrays and labels.
-pub fn labeled_set_content_id(set: &LabeledSet) -> ContentId {
-    let mut h = ContentHasher::new("labeled-set/v1");
-    h.u64(set.n() as u64).u64(set.dim() as u64);
-    for row in set.x.outer_iterator() {
-        h.u64(row.nnz() as u64);
-        for (&i, &v) in row.indices().iter().zip(row.data()) {
-            h.u64(i as u64).f64(v);
-        }
-    }
-    for &l in &set.labels {
-        h.u64(u64::from(l));
-    }
-    for name in &set.class_names {
-        h.str(name);
-    }
-    h.finish()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::identity::labeled_set_content_id;
 
     #[test]
     fn generation_is_deterministic_and_shaped_as_specified() {
@@ -292,19 +240,5 @@ mod tests {
         g.class_tilt = -1.0;
         assert!(matches!(g.generate(), Err(DataError::Param(_))));
         assert!(CaltechStandin::new(1, 0).generate().is_err());
-    }
-
-    #[test]
-    fn tfidf_matches_hand_computation() {
-        let mut a = BTreeMap::new();
-        a.insert(0, 2.0);
-        a.insert(1, 1.0);
-        let mut b = BTreeMap::new();
-        b.insert(1, 3.0);
-        let x = tfidf_l2(&[a, b], 3);
-        // Word 1 is in both documents: idf 0, dropped. Word 0: idf ln 2, normalised to 1.
-        assert_eq!(x.outer_view(0).unwrap().indices(), &[0]);
-        assert_eq!(x.outer_view(0).unwrap().data(), &[1.0]);
-        assert_eq!(x.outer_view(1).unwrap().nnz(), 0);
     }
 }

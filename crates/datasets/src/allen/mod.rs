@@ -24,9 +24,11 @@
 //! donor (directory name) as the sample group: the paper's 3,702 samples from six donors.
 //! Sample ids are `{donor}/{well_id}`.
 
-use super::expr_text::{Lines, number, parse_finite, parse_uint, show, split_csv};
+pub mod provider;
+
 use crate::DataError;
 use crate::expression::{Categorical, ExpressionSet};
+use crate::formats::expr_text::{Lines, number, parse_finite, parse_uint, show, split_csv};
 use ndarray::Array2;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -32,10 +32,10 @@
 //! query order; precision@k beyond a ranking shorter than k counts missing ranks as not
 //! relevant.
 
-use crate::DataError;
-use crate::synthetic::web::WebData;
 use dyad_core::data::sorted_intersect;
 use dyad_core::{LabeledSet, Rng, Scorer, derive_seed, seeded};
+use dyad_datasets::DataError;
+use dyad_datasets::web::WebData;
 use rand::Rng as _;
 use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
@@ -767,7 +767,7 @@ pub fn scorer_top<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::synthetic::web::WebStandin;
+    use dyad_datasets::web::WebStandin;
     use sprs::{CsMat, CsVecView};
 
     const EPS: f64 = 1e-12;

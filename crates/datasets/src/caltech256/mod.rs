@@ -18,6 +18,9 @@
 //! * Subset classes are ordered by folder number; class `c` of a feature set built from a
 //!   subset is the subset's `c`-th folder in that order.
 
+pub mod provider;
+pub mod standin;
+
 use crate::DataError;
 use std::path::{Path, PathBuf};
 

@@ -7,9 +7,9 @@
 //! names in these files and get the ids `col1`, `col2`, ... (the 1-based CSV column), samples get
 //! `{sample_prefix}{k}` (1-based sample number). Plain or gzip.
 
-use super::expr_text::{Lines, number, show};
 use crate::DataError;
 use crate::expression::{Categorical, ExpressionSet};
+use crate::formats::expr_text::{Lines, number, show};
 use ndarray::Array2;
 use std::collections::HashMap;
 use std::path::Path;

@@ -1,11 +1,12 @@
-//! ImageNet LSVRC-2010: the SBOW (bag of SIFT visual words) features, the development kit's
-//! synset hierarchy (`meta.mat`), the validation ground truth, and the label expansion of
-//! LORETA spec §5.2.
+//! ImageNet LSVRC-2010: the SBOW (bag of SIFT visual words) features of the training images,
+//! the development kit's synset hierarchy (`meta.mat`), and the label expansion of LORETA spec
+//! §5.2. (The LORETA experiments split the training images per class; the validation images
+//! and their ground truth are not used, so dyad does not read them.)
 //!
 //! # Files
 //!
-//! * **SBOW features** (one MAT-file per synset, `<WNID>.sbow.mat`, e.g. `n01440764.sbow.mat`;
-//!   the validation images in chunk files such as `val.0001.sbow.mat`): a struct array
+//! * **SBOW features** (one MAT-file per synset, `<WNID>.sbow.mat`, e.g. `n01440764.sbow.mat`):
+//!   a struct array
 //!   `image_sbow` with one element per image and the fields
 //!   - `ID`: char, the image id (`n01440764_10026`, `ILSVRC2010_val_00000001`);
 //!   - `sbow`: a 1 x 1 struct with `word` (the 0-based visual-word index of every SIFT
@@ -20,9 +21,6 @@
 //!   `num_train_images`. The 1000 challenge classes are the synsets without children (IDs
 //!   1..=1000 in the real file); the others are their WordNet ancestors. `words`, `gloss`,
 //!   `wordnet_height` and `num_train_images` are optional here; the rest is required.
-//! * **Validation ground truth** (`ILSVRC2010_validation_ground_truth.txt`): one
-//!   ILSVRC2010_ID per line, for the validation images in ascending order of their file names
-//!   (equivalently of their ids).
 //!
 //! # Label expansion (§5.2)
 //!
@@ -37,15 +35,17 @@
 //!
 //! # Features
 //!
-//! tf-idf then L2: `f * ln(n / df)` with `df` the number of images holding the word (the same
-//! form as the Caltech stand-in's). Words present in every image get weight 0 and are not
-//! stored. [`idf`] and [`tfidf_l2`] are separate so that the idf can be computed on training
+//! tf-idf then L2 ([`crate::pipelines::tfidf`]): `f · −ln(df / n)` with `df` the number of
+//! images holding the word. Words present in every image get weight 0 and are not stored. [`idf`] and [`tfidf_l2`] are separate so that the idf can be computed on training
 //! rows only and applied to all rows.
 //!
 //! Problems in the files' *content* (a word index out of range, a child id that is not a
 //! synset, a cycle) are [`DataError::Inconsistent`] naming the file and the MATLAB path of the
 //! offending value (`image_sbow(17).sbow.word(3)`); problems in their *encoding* are the MAT
 //! reader's [`DataError::Format`]/[`DataError::Corrupt`].
+
+pub mod provider;
+pub mod standin;
 
 use crate::formats::mat::{MatFile, MatValue, read_mat};
 use crate::{ContentHasher, ContentId, DataError};
@@ -254,44 +254,6 @@ pub fn load_sbow_dir(dir: &Path, h: &Hierarchy, vocab: usize) -> Result<SbowData
     Ok(SbowData {
         counts: counts_csr(&images, vocab),
         leaf,
-        image_ids: images.into_iter().map(|i| i.id).collect(),
-    })
-}
-
-/// Load validation images from SBOW `files` and label them with the ground truth (leaf
-/// indices, see [`read_ground_truth`]). The truth lists images in ascending order of their
-/// file names, so the images are sorted by id first; ids must be distinct and as many as the
-/// truth's lines.
-pub fn load_sbow_with_truth(
-    files: &[PathBuf],
-    truth: &[u32],
-    truth_path: &Path,
-    vocab: usize,
-) -> Result<SbowData, DataError> {
-    let mut images = Vec::new();
-    for f in files {
-        images.extend(read_sbow_file(f, vocab)?);
-    }
-    images.sort_by(|a, b| a.id.cmp(&b.id));
-    if let Some(w) = images.windows(2).find(|w| w[0].id == w[1].id) {
-        return Err(inconsistent(
-            files.first().map_or(truth_path, |p| p.as_path()),
-            format!("image id `{}` occurs twice", w[0].id),
-        ));
-    }
-    if images.len() != truth.len() {
-        return Err(inconsistent(
-            truth_path,
-            format!(
-                "{} ground-truth lines for {} images",
-                truth.len(),
-                images.len()
-            ),
-        ));
-    }
-    Ok(SbowData {
-        counts: counts_csr(&images, vocab),
-        leaf: truth.to_vec(),
         image_ids: images.into_iter().map(|i| i.id).collect(),
     })
 }
@@ -563,68 +525,6 @@ pub fn meta_from_mat(path: &Path, m: &MatFile) -> Result<Hierarchy, DataError> {
     Hierarchy::new(synsets).map_err(|m| inconsistent(path, m))
 }
 
-/// Read a ground-truth file: one ILSVRC2010_ID per line, each of which must be a leaf of `h`.
-/// Returns leaf positions. Blank lines are allowed only at the end.
-pub fn read_ground_truth(path: &Path, h: &Hierarchy) -> Result<Vec<u32>, DataError> {
-    let bytes = std::fs::read(path).map_err(|e| DataError::io(path, e))?;
-    parse_ground_truth(path, &bytes, h)
-}
-
-/// Parse ground-truth bytes; `path` names the file in errors.
-pub fn parse_ground_truth(path: &Path, bytes: &[u8], h: &Hierarchy) -> Result<Vec<u32>, DataError> {
-    let mut out = Vec::new();
-    let mut blank_since: Option<u64> = None;
-    for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
-        let line = i as u64 + 1;
-        let Ok(text) = std::str::from_utf8(raw) else {
-            return Err(DataError::line(
-                path,
-                line,
-                None,
-                "an ILSVRC2010_ID",
-                "invalid UTF-8",
-            ));
-        };
-        let text = text.trim();
-        if text.is_empty() {
-            blank_since.get_or_insert(line);
-            continue;
-        }
-        if let Some(b) = blank_since {
-            return Err(DataError::line(
-                path,
-                b,
-                None,
-                "an ILSVRC2010_ID (blank lines only at the end)",
-                "a blank line",
-            ));
-        }
-        let id: u32 = text.parse().map_err(|_| {
-            DataError::line(
-                path,
-                line,
-                Some(1),
-                "a positive integer ILSVRC2010_ID",
-                format!("`{text}`"),
-            )
-        })?;
-        let leaf = h.leaf_of_id(id).ok_or_else(|| {
-            DataError::line(
-                path,
-                line,
-                Some(1),
-                format!(
-                    "the ILSVRC2010_ID of one of the {} leaf synsets",
-                    h.leaves.len()
-                ),
-                id.to_string(),
-            )
-        })?;
-        out.push(leaf);
-    }
-    Ok(out)
-}
-
 // ---------------------------------------------------------------------------------------------
 // Label expansion and the multi-label set
 // ---------------------------------------------------------------------------------------------
@@ -720,54 +620,7 @@ pub fn expand_labels(
     })
 }
 
-/// Document frequencies turned into idf weights `ln(n / df)` (0 for unseen words).
-pub fn idf(counts: &CsMat<f64>) -> Vec<f64> {
-    let n = counts.rows() as f64;
-    let mut df = vec![0usize; counts.cols()];
-    for row in counts.outer_iterator() {
-        for (&j, &v) in row.indices().iter().zip(row.data()) {
-            if v != 0.0 {
-                df[j] += 1;
-            }
-        }
-    }
-    df.iter()
-        .map(|&f| if f == 0 { 0.0 } else { (n / f as f64).ln() })
-        .collect()
-}
-
-/// tf-idf with the given idf weights, then each row scaled to unit L2 norm; zero weights are
-/// not stored (an image whose words all have idf 0 becomes an empty row).
-///
-/// # Panics
-/// If `idf` does not have one weight per column of `counts` (a programming error).
-pub fn tfidf_l2(counts: &CsMat<f64>, idf: &[f64]) -> CsMat<f64> {
-    assert_eq!(idf.len(), counts.cols(), "one idf weight per column");
-    let counts = if counts.is_csr() {
-        counts.clone()
-    } else {
-        counts.to_csr()
-    };
-    let mut indptr = Vec::with_capacity(counts.rows() + 1);
-    indptr.push(0);
-    let (mut ind, mut dat) = (Vec::new(), Vec::new());
-    for row in counts.outer_iterator() {
-        let start = dat.len();
-        for (&j, &f) in row.indices().iter().zip(row.data()) {
-            let w = f * idf[j];
-            if w > 0.0 {
-                ind.push(j);
-                dat.push(w);
-            }
-        }
-        let norm = dat[start..].iter().map(|v| v * v).sum::<f64>().sqrt();
-        if norm > 0.0 {
-            dat[start..].iter_mut().for_each(|v| *v /= norm);
-        }
-        indptr.push(ind.len());
-    }
-    CsMat::new((counts.rows(), counts.cols()), indptr, ind, dat)
-}
+pub use crate::pipelines::tfidf::{idf, tfidf_l2};
 
 /// Multi-label data: feature rows with a set of labels each (ImageNet's leaf + ancestors).
 #[derive(Debug, Clone, PartialEq)]
@@ -1251,70 +1104,6 @@ mod tests {
     }
 
     #[test]
-    fn ground_truth_and_validation_files() {
-        let dir = tempfile::tempdir().unwrap();
-        let h = hierarchy(dir.path());
-        let gt = Path::new("gt.txt");
-        assert_eq!(
-            parse_ground_truth(gt, b"3\n1\r\n4\n\n", &h).unwrap(),
-            vec![2, 0, 3]
-        );
-        let line_of = |bytes: &[u8]| match parse_ground_truth(gt, bytes, &h) {
-            Err(DataError::Line { line, .. }) => line,
-            other => panic!("{other:?}"),
-        };
-        assert_eq!(line_of(b"1\n2\nx\n"), 3);
-        assert_eq!(line_of(b"1\n5\n"), 2); // 5 is an ancestor, not a leaf
-        assert_eq!(line_of(b"1\n\n2\n"), 2);
-        assert_eq!(line_of(b"1\n-1\n"), 2);
-        assert_eq!(line_of(b"0\n"), 1);
-        let e = parse_ground_truth(gt, b"1\n2\n99\n", &h)
-            .unwrap_err()
-            .to_string();
-        assert!(e.starts_with("gt.txt:3:1:"), "{e}");
-
-        // Validation chunks: images are matched to the truth in id order.
-        let f1 = dir.path().join("val.0002.sbow.mat");
-        let f2 = dir.path().join("val.0001.sbow.mat");
-        std::fs::write(
-            &f1,
-            write_mat(
-                "",
-                &sbow_vars(&[("ILSVRC2010_val_00000003", vec![7.0])]),
-                opts(),
-            )
-            .unwrap(),
-        )
-        .unwrap();
-        std::fs::write(
-            &f2,
-            write_mat(
-                "",
-                &sbow_vars(&[
-                    ("ILSVRC2010_val_00000002", vec![8.0]),
-                    ("ILSVRC2010_val_00000001", vec![9.0]),
-                ]),
-                opts(),
-            )
-            .unwrap(),
-        )
-        .unwrap();
-        let truth = parse_ground_truth(gt, b"1\n2\n3\n", &h).unwrap();
-        let d = load_sbow_with_truth(&[f1.clone(), f2.clone()], &truth, gt, VOCAB).unwrap();
-        assert_eq!(d.image_ids[0], "ILSVRC2010_val_00000001");
-        assert_eq!(d.leaf, vec![0, 1, 2]);
-        assert_eq!(d.counts.outer_view(0).unwrap().indices(), &[9]);
-        assert_eq!(d.counts.outer_view(2).unwrap().indices(), &[7]);
-        let e = load_sbow_with_truth(&[f1.clone(), f2], &truth[..2], gt, VOCAB).unwrap_err();
-        assert!(
-            e.to_string().contains("2 ground-truth lines for 3 images"),
-            "{e}"
-        );
-        let e = load_sbow_with_truth(&[f1.clone(), f1], &truth[..2], gt, VOCAB).unwrap_err();
-        assert!(e.to_string().contains("occurs twice"), "{e}");
-    }
-
-    #[test]
     fn label_expansion_matches_hand_computation() {
         let dir = tempfile::tempdir().unwrap();
         let h = hierarchy(dir.path());
@@ -1391,7 +1180,8 @@ mod tests {
         let t = tfidf_l2(&two, &w);
         let (a, b) = (2.0 * 3f64.ln(), 1.5f64.ln());
         let norm = (a * a + b * b).sqrt();
-        assert_eq!(t.outer_view(0).unwrap().data(), &[a / norm, b / norm]);
+        let got = t.outer_view(0).unwrap().data().to_vec();
+        assert!((got[0] - a / norm).abs() < 1e-15 && (got[1] - b / norm).abs() < 1e-15);
         // An image holding only idf-0 words becomes an empty row.
         let only0 = CsMat::new((1, 4), vec![0, 1], vec![0], vec![3.0]);
         assert_eq!(tfidf_l2(&only0, &w).nnz(), 0);

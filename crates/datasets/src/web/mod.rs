@@ -107,6 +107,8 @@
 //! CSR matrix is assembled. Measured on 2 cores (release): 100K images in 0.8 s (peak RSS
 //! 0.14 GB), 1M in 8 s (1.4 GB), the J-T1 size 2,694,423 in 27 s (3.7 GB).
 
+pub mod provider;
+
 use crate::DataError;
 use dyad_core::{LabeledSet, Partition, derive_seed, seeded};
 use rand::Rng as _;

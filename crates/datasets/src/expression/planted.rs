@@ -44,6 +44,13 @@ use serde::{Deserialize, Serialize};
 pub struct PlantedExpression {
     /// Genes x samples.
     pub data: ExpressionSet,
+    /// What the data was built from (kept beside the data for tasks that check recovery).
+    pub truth: Planted,
+}
+
+/// The planted structure of a generated expression matrix.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Planted {
     /// `s_r`, one per factor.
     pub strengths: Vec<f64>,
     /// `w_r`: unit-norm sparse gene loadings (sorted indices), one per factor.
@@ -140,7 +147,7 @@ impl Default for BrainStandin {
     fn default() -> Self {
         Self {
             genes: 20_000,
-            donor_sizes: crate::formats::allen::PAPER_DONOR_SAMPLES.to_vec(),
+            donor_sizes: crate::allen::PAPER_DONOR_SAMPLES.to_vec(),
             programs: 30,
             support_min: 0.005,
             support_max: 0.05,
@@ -332,26 +339,11 @@ impl Spec<'_> {
     }
 }
 
-struct PlantedParts {
-    strengths: Vec<f64>,
-    loadings: Vec<SparseVec>,
-    scores: Array2<f64>,
-    noise_sd: Vec<f64>,
-    donor_offsets: Option<Array2<f64>>,
-    removed_means: Vec<f64>,
-}
+type PlantedParts = Planted;
 
-impl PlantedParts {
+impl Planted {
     fn into_planted(self, data: ExpressionSet) -> PlantedExpression {
-        PlantedExpression {
-            data,
-            strengths: self.strengths,
-            loadings: self.loadings,
-            scores: self.scores,
-            noise_sd: self.noise_sd,
-            donor_offsets: self.donor_offsets,
-            removed_means: self.removed_means,
-        }
+        PlantedExpression { data, truth: self }
     }
 }
 
@@ -512,10 +504,10 @@ mod tests {
         .unwrap();
         assert_ne!(other.data.content_id(), p.data.content_id());
 
-        assert_eq!(p.loadings.len(), 10);
-        assert_eq!(p.strengths[0], 30.0);
-        assert_eq!(p.strengths[9], 3.0);
-        for w in &p.loadings {
+        assert_eq!(p.truth.loadings.len(), 10);
+        assert_eq!(p.truth.strengths[0], 30.0);
+        assert_eq!(p.truth.strengths[9], 3.0);
+        for w in &p.truth.loadings {
             assert!((126..=630).contains(&w.nnz()), "support {}", w.nnz());
             assert!(w.indices.windows(2).all(|x| x[0] < x[1]));
             assert!((w.norm_sq() - 1.0).abs() < 1e-12);
@@ -530,12 +522,12 @@ mod tests {
             .fold(0.0, f64::max);
         assert!(worst < 1e-12, "largest row mean {worst}");
         // Noise scales are log-normal around the median: about half above, half below.
-        let above = p.noise_sd.iter().filter(|&&t| t > 1.0).count() as f64 / 12_600.0;
+        let above = p.truth.noise_sd.iter().filter(|&&t| t > 1.0).count() as f64 / 12_600.0;
         assert!((0.45..0.55).contains(&above), "{above}");
         // Not centring keeps the raw means, which the centred version removed.
         let raw = ProstateStandin { center: false, ..g }.generate().unwrap();
         let back = raw.data.values() - p.data.values();
-        for (k, &m) in p.removed_means.iter().enumerate().step_by(997) {
+        for (k, &m) in p.truth.removed_means.iter().enumerate().step_by(997) {
             assert!(back.row(k).iter().all(|&x| (x - m).abs() < 1e-9));
         }
     }
@@ -554,7 +546,7 @@ mod tests {
             // The leading principal direction concentrates on the strongest factor's support:
             // a random direction puts |S|/d (at most 5 %) of its mass there.
             let u = leading_direction(a, seed);
-            let s0 = &p.loadings[0].indices;
+            let s0 = &p.truth.loadings[0].indices;
             let mass = mass_on(&u, s0);
             let mut rng = seeded(seed + 100);
             let r =
@@ -569,11 +561,11 @@ mod tests {
             let mean_of =
                 |members: Vec<usize>| a.select(Axis(1), &members).mean_axis(Axis(1)).unwrap();
             let diff = mean_of(labels.members(0)) - mean_of(labels.members(1));
-            let w = Array1::from(p.loadings[1].to_dense(a.nrows()));
+            let w = Array1::from(p.truth.loadings[1].to_dense(a.nrows()));
             let cos = diff.dot(&w) / diff.dot(&diff).sqrt();
             assert!(cos > 0.5, "seed {seed}: cosine {cos}");
             // ... and not along an unshifted factor of similar strength.
-            let w2 = Array1::from(p.loadings[2].to_dense(a.nrows()));
+            let w2 = Array1::from(p.truth.loadings[2].to_dense(a.nrows()));
             let cos2 = (diff.dot(&w2) / diff.dot(&diff).sqrt()).abs();
             assert!(cos2 < 0.3, "seed {seed}: cosine with factor 2 {cos2}");
         }
@@ -587,14 +579,14 @@ mod tests {
         let groups = b.data.groups().unwrap();
         assert_eq!(groups.counts(), vec![946, 893, 363, 529, 470, 501]);
         assert_eq!(b.data.sample_ids()[946], "donor2/1");
-        assert_eq!(b.loadings.len(), 30);
-        for w in &b.loadings {
+        assert_eq!(b.truth.loadings.len(), 30);
+        for w in &b.truth.loadings {
             assert!((10..=100).contains(&w.nnz()), "support {}", w.nnz());
         }
         assert_eq!(b.data.content_id(), g.generate().unwrap().data.content_id());
         let a = b.data.values();
         // Each donor's mean profile recovers its planted offsets (up to the common mean).
-        let o = b.donor_offsets.as_ref().unwrap();
+        let o = b.truth.donor_offsets.as_ref().unwrap();
         let weights: Vec<f64> = groups.counts().iter().map(|&c| c as f64 / 3702.0).collect();
         let common = o.t().dot(&Array1::from(weights));
         for donor in 0..6u32 {
@@ -608,7 +600,7 @@ mod tests {
         }
         // The leading principal direction concentrates on the strongest program's support.
         let u = leading_direction(a, 5);
-        let s0 = &b.loadings[0].indices;
+        let s0 = &b.truth.loadings[0].indices;
         let mass = mass_on(&u, s0);
         assert!(mass > 0.6, "mass {mass} on {} genes", s0.len());
         // Loadings do not depend on the sample count (separate random streams).
@@ -618,7 +610,7 @@ mod tests {
         }
         .generate()
         .unwrap();
-        assert_eq!(small.loadings, b.loadings);
+        assert_eq!(small.truth.loadings, b.truth.loadings);
         assert_eq!(small.data.groups().unwrap().counts(), vec![5, 7]);
     }
 

@@ -16,6 +16,8 @@
 //! labels and groups), so a gzipped and a plain copy of a file, or a GCT and a RES rendering of the
 //! same numbers and annotations, have the same identity.
 
+pub mod planted;
+
 use crate::{ContentHasher, ContentId, DataError};
 use ndarray::{Array2, ArrayView1, Axis};
 use std::collections::HashMap;

@@ -1,0 +1,598 @@
+//! Data-set providers: the one interface through which the harness finds, identifies and
+//! loads a data set, real or stand-in.
+//!
+//! A provider turns the parameters of a spec's `[[datasets]]` entry into a [`Resolved`] data
+//! set: its content identity (known without loading the data whenever it can be), its
+//! [`Shape`] (what plans check sizes against before any data is read), a note saying what
+//! was used, and a loader. A real data set that is **absent** resolves to its seeded
+//! stand-in and says so; one that is present only in part, or corrupt, is an error naming
+//! what is wrong ([`real_or_standin`]): a stand-in never hides a broken download.
+//!
+//! Loaded data is a [`Data`]: a value of the provider's kind (labelled rows, multi-label rows,
+//! an expression matrix, the web stand-in with its latent truth, ...), which a task reads by
+//! type. Adding a data set is one folder with a `Provider` implementation and one line in
+//! the harness's provider list; nothing else changes.
+
+use crate::registry::DatasetInfo;
+use crate::{ContentHasher, DataError};
+use serde::{Deserialize, Serialize};
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// Kinds of data, as providers declare them and tasks accept them.
+pub mod kinds {
+    /// [`dyad_core::LabeledSet`]: rows with one class each (optionally multi-label relevance).
+    pub const LABELLED: &str = "labelled examples";
+    /// [`crate::imagenet::MultiLabelSet`]: rows with a leaf and its ancestor labels.
+    pub const MULTI_LABEL: &str = "multi-label examples";
+    /// [`crate::expression::ExpressionSet`]: a dense genes x samples matrix.
+    pub const EXPRESSION: &str = "an expression matrix";
+    /// [`crate::web::WebData`]: the web stand-in with its clicks and concepts.
+    pub const WEB: &str = "web stand-in images";
+}
+
+/// Loaded data: a value of the provider's kind, and for a stand-in the ground truth it was
+/// planted with (kept for tasks that measure recovery).
+pub struct Data {
+    kind: &'static str,
+    value: Box<dyn Any + Send + Sync>,
+    truth: Option<Box<dyn Any + Send + Sync>>,
+}
+
+impl Data {
+    pub fn new<T: Any + Send + Sync>(kind: &'static str, value: T) -> Self {
+        Self {
+            kind,
+            value: Box::new(value),
+            truth: None,
+        }
+    }
+
+    /// The same data, with the structure a generator planted in it.
+    pub fn with_truth<T: Any + Send + Sync>(mut self, truth: T) -> Self {
+        self.truth = Some(Box::new(truth));
+        self
+    }
+
+    /// The planted truth, if there is one and it is a `T`.
+    pub fn truth<T: Any>(&self) -> Option<&T> {
+        self.truth.as_ref()?.downcast_ref::<T>()
+    }
+
+    /// The kind the provider declared (one of [`kinds`] or a data set's own).
+    pub fn kind(&self) -> &'static str {
+        self.kind
+    }
+
+    /// The value, if it is a `T`.
+    pub fn get<T: Any>(&self) -> Option<&T> {
+        self.value.downcast_ref::<T>()
+    }
+}
+
+impl std::fmt::Debug for Data {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Data({})", self.kind)
+    }
+}
+
+/// What is known of a data set without loading it: enough for a plan to refuse sizes the
+/// data cannot satisfy.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Shape {
+    /// Rows (examples, samples).
+    pub rows: usize,
+    /// Columns (features, genes).
+    pub dim: usize,
+    /// Rows per class, by class index (labelled data).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class_sizes: Option<Vec<usize>>,
+    /// Rows per class in the official training part, when the data has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub train_class_sizes: Option<Vec<usize>>,
+    /// Rows per class in the official test part.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_class_sizes: Option<Vec<usize>>,
+}
+
+impl Shape {
+    /// The shape of a labelled set (class sizes overall and per official part).
+    pub fn of_labelled(set: &dyad_core::LabeledSet) -> Shape {
+        let classes = set.n_classes();
+        let mut all = vec![0; classes];
+        let mut parts = set
+            .partition
+            .as_ref()
+            .map(|_| (vec![0; classes], vec![0; classes]));
+        for (i, &c) in set.labels.iter().enumerate() {
+            all[c as usize] += 1;
+            if let (Some(p), Some((tr, te))) = (&set.partition, &mut parts) {
+                match p[i] {
+                    dyad_core::Partition::Train => tr[c as usize] += 1,
+                    dyad_core::Partition::Test => te[c as usize] += 1,
+                }
+            }
+        }
+        let (train_class_sizes, test_class_sizes) = match parts {
+            Some((tr, te)) => (Some(tr), Some(te)),
+            None => (None, None),
+        };
+        Shape {
+            rows: set.n(),
+            dim: set.dim(),
+            class_sizes: Some(all),
+            train_class_sizes,
+            test_class_sizes,
+        }
+    }
+}
+
+/// Loads the data of a resolved data set.
+pub type Loader = Arc<dyn Fn() -> Result<Arc<Data>, DataError> + Send + Sync>;
+
+/// A data set instance ready to be hashed into cell keys and loaded on demand.
+#[derive(Clone)]
+pub struct Resolved {
+    /// The provider actually used (a stand-in when the requested data is absent).
+    pub name: &'static str,
+    /// That provider's version: part of every cell key.
+    pub version: u32,
+    /// The kind of the data the loader returns.
+    pub kind: &'static str,
+    /// Canonical parameters of that provider.
+    pub params: serde_json::Value,
+    /// Content identity of the data.
+    pub identity: String,
+    pub synthetic: bool,
+    /// One line for tables and the report: what was used and why. Paths are relative to the
+    /// data directory (`$DYAD_DATA_DIR/...`), never the machine's absolute paths.
+    pub note: String,
+    /// Sizes, when known without loading (always for stand-ins; for real data once its
+    /// identity has been computed).
+    pub shape: Option<Shape>,
+    pub loader: Loader,
+}
+
+impl std::fmt::Debug for Resolved {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Resolved")
+            .field("name", &self.name)
+            .field("identity", &self.identity)
+            .field("synthetic", &self.synthetic)
+            .finish()
+    }
+}
+
+/// A data set the specs can name.
+pub trait Provider: Sync {
+    /// Registry name (`dyad data list`, specs' `datasets.name`).
+    fn name(&self) -> &'static str;
+    /// Bump when the data this provider delivers changes for the same parameters and
+    /// files: exactly the cells on it recompute.
+    fn version(&self) -> u32;
+    fn description(&self) -> &'static str;
+    /// The kind of [`Data`] it delivers (one of [`kinds`], or a data set's own).
+    fn kind(&self) -> &'static str;
+    /// The release it reads, for a real data set (files, checksums, where to get it).
+    fn info(&self) -> Option<&'static DatasetInfo> {
+        None
+    }
+    /// Whether this provider generates synthetic data.
+    fn synthetic(&self) -> bool {
+        self.info().is_none()
+    }
+    /// The stand-in used when the real data is absent.
+    fn standin(&self) -> Option<&'static str> {
+        self.info().map(|i| i.standin)
+    }
+    /// Source files (paths under `crates/`) whose fingerprint is kept as provenance.
+    fn sources(&self) -> &'static [&'static str];
+    /// Resolve the spec's parameters (a JSON object; unknown keys are errors).
+    fn resolve(&self, ctx: &DataContext, params: &serde_json::Value)
+    -> Result<Resolved, DataError>;
+}
+
+/// A memo entry: the identity and shape of a real data set, keyed by its files' stamp.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Known {
+    identity: String,
+    #[serde(default)]
+    shape: Option<Shape>,
+}
+
+/// Where data lives and what is known about it.
+pub struct DataContext {
+    pub data_dir: PathBuf,
+    /// Where derived data (e.g. extracted image features) is cached.
+    pub cache_dir: PathBuf,
+    memo_path: PathBuf,
+    memo: Mutex<BTreeMap<String, Known>>,
+}
+
+impl DataContext {
+    /// `cache_dir/data-identity.json` remembers the identities and shapes of real files by
+    /// (path, size, mtime), so that a fully cached experiment never reads its data again.
+    pub fn new(data_dir: PathBuf, cache_dir: PathBuf) -> Self {
+        let memo_path = cache_dir.join("data-identity.json");
+        let memo = std::fs::read(&memo_path)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        Self {
+            data_dir,
+            cache_dir,
+            memo_path,
+            memo: Mutex::new(memo),
+        }
+    }
+
+    /// The data directory named by `$DYAD_DATA_DIR`, else `datasets/`.
+    pub fn default_data_dir() -> PathBuf {
+        std::env::var_os("DYAD_DATA_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("datasets"))
+    }
+
+    /// Where the memo lives.
+    pub fn memo_path(&self) -> &Path {
+        &self.memo_path
+    }
+
+    /// `path` as the report shows it: relative to the data directory, as
+    /// `$DYAD_DATA_DIR/...`.
+    pub fn show(&self, path: &Path) -> String {
+        match path.strip_prefix(&self.data_dir) {
+            Ok(rel) if rel.as_os_str().is_empty() => "$DYAD_DATA_DIR".into(),
+            Ok(rel) => format!("$DYAD_DATA_DIR/{}", rel.display()),
+            Err(_) => path.display().to_string(),
+        }
+    }
+
+    fn memo_get(&self, key: &str) -> Option<Known> {
+        self.memo.lock().unwrap().get(key).cloned()
+    }
+
+    fn memo_put(&self, key: String, known: Known) {
+        let mut m = self.memo.lock().unwrap();
+        m.insert(key, known);
+        if let Ok(bytes) = serde_json::to_vec_pretty(&*m) {
+            // Losing the memo only costs a re-read; never fail a run over it.
+            let _ = crate::fsutil::write_atomic(&self.memo_path, &bytes);
+        }
+    }
+}
+
+/// Deserialize a provider's typed parameters (unknown keys are errors).
+pub fn typed<T: serde::de::DeserializeOwned>(
+    name: &str,
+    params: &serde_json::Value,
+) -> Result<T, DataError> {
+    let v = if params.is_null() {
+        serde_json::Value::Object(Default::default())
+    } else {
+        params.clone()
+    };
+    T::deserialize(v).map_err(|e| param_err(name, e))
+}
+
+/// A parameter error of provider `name`.
+pub fn param_err(name: &str, e: impl std::fmt::Display) -> DataError {
+    DataError::Param(format!("{name}: {}", e.to_string().trim()))
+}
+
+/// Split a real provider's parameters into its own and its `standin` table.
+pub fn split_standin(
+    name: &str,
+    params: &serde_json::Value,
+) -> Result<(serde_json::Value, serde_json::Value), DataError> {
+    let mut own = match params {
+        serde_json::Value::Null => serde_json::Map::new(),
+        serde_json::Value::Object(m) => m.clone(),
+        other => return Err(param_err(name, format!("expected a table, found {other}"))),
+    };
+    let standin = match own.remove("standin") {
+        None => serde_json::Value::Object(Default::default()),
+        Some(t @ serde_json::Value::Object(_)) => t,
+        Some(_) => {
+            return Err(param_err(
+                name,
+                "`standin` must be a table of stand-in parameters",
+            ));
+        }
+    };
+    Ok((serde_json::Value::Object(own), standin))
+}
+
+/// The identity of generated data: which generator, its version and canonical parameters.
+pub fn synthetic_identity(name: &str, version: u32, params: &serde_json::Value) -> String {
+    let mut h = ContentHasher::new("synthetic/v2");
+    h.str(name)
+        .str(&version.to_string())
+        .str(&params.to_string());
+    h.finish().0
+}
+
+/// A stand-in (or any generated data set): identity from its canonical parameters, shape
+/// as the generator promises it, loader = the generator.
+pub fn synthetic<P: Provider + ?Sized, T: Serialize>(
+    provider: &P,
+    config: &T,
+    shape: Option<Shape>,
+    note: String,
+    generate: impl Fn() -> Result<Data, DataError> + Send + Sync + 'static,
+) -> Result<Resolved, DataError> {
+    let params = serde_json::to_value(config).map_err(|e| param_err(provider.name(), e))?;
+    Ok(Resolved {
+        name: provider.name(),
+        version: provider.version(),
+        kind: provider.kind(),
+        identity: synthetic_identity(provider.name(), provider.version(), &params),
+        params,
+        synthetic: true,
+        note,
+        shape,
+        loader: Arc::new(move || generate().map(Arc::new)),
+    })
+}
+
+/// Where a real data set stands in the data directory.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Presence {
+    /// Every part is there: the files found, one per part.
+    Complete(Vec<PathBuf>),
+    /// Nothing of it is there: its stand-in is used.
+    Absent,
+}
+
+/// The presence of a release made of parts, each found under the first of its candidate
+/// names in `dir`: all parts found, none found, or (an error) some but not all.
+pub fn locate_parts(
+    name: &str,
+    dir: &Path,
+    parts: &[Vec<String>],
+    hint: &str,
+) -> Result<Presence, DataError> {
+    let found: Vec<Option<PathBuf>> = parts
+        .iter()
+        .map(|names| names.iter().map(|n| dir.join(n)).find(|p| p.is_file()))
+        .collect();
+    if found.iter().all(Option::is_some) {
+        return Ok(Presence::Complete(found.into_iter().flatten().collect()));
+    }
+    if found.iter().all(Option::is_none) {
+        return Ok(Presence::Absent);
+    }
+    let (mut have, mut missing) = (Vec::new(), Vec::new());
+    for (f, names) in found.iter().zip(parts) {
+        match f {
+            Some(p) => have.push(
+                p.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+            ),
+            None => missing.push(names.join(" or ")),
+        }
+    }
+    Err(DataError::Incomplete {
+        name: name.into(),
+        dir: dir.to_path_buf(),
+        found: have.join(", "),
+        missing: missing.join(", "),
+        hint: hint.into(),
+    })
+}
+
+/// The stand-in of `real` for data absent from `where_`, resolved with `params` and marked
+/// as standing in.
+pub fn absent(
+    real: &dyn Provider,
+    ctx: &DataContext,
+    where_: &Path,
+    params: &serde_json::Value,
+) -> Result<Resolved, DataError> {
+    let sname = real
+        .standin()
+        .ok_or_else(|| param_err(real.name(), "the data is absent and has no stand-in"))?;
+    let sp = crate::registry::provider(sname)
+        .ok_or_else(|| param_err(real.name(), format!("stand-in `{sname}` is not registered")))?;
+    let mut r = sp.resolve(ctx, params)?;
+    r.note = format!(
+        "SYNTHETIC stand-in for {} ({} not found): {}",
+        real.name(),
+        ctx.show(where_),
+        r.note.trim_start_matches("SYNTHETIC ")
+    );
+    Ok(r)
+}
+
+/// A real data set whose identity (and shape) is remembered by the stamp (paths, sizes,
+/// mtimes) of `files`: on a memo miss `identify` reads the data once to compute them. The
+/// loader checks the identity again, so data changed behind the memo's back is an error,
+/// not a silent mix.
+#[allow(clippy::too_many_arguments)]
+pub fn real<P: Serialize>(
+    provider: &dyn Provider,
+    ctx: &DataContext,
+    files: &[PathBuf],
+    params: &P,
+    note: String,
+    identify: impl FnOnce() -> Result<(String, Option<Shape>), DataError>,
+    load: impl Fn() -> Result<(String, Data), DataError> + Send + Sync + 'static,
+) -> Result<Resolved, DataError> {
+    let name = provider.name();
+    let canonical = serde_json::to_value(params).map_err(|e| param_err(name, e))?;
+    // Parameters take part: the shape (and for some sets the identity) depends on them.
+    let stamp = format!("{name}|{canonical}{}", file_stamp(files)?);
+    let known = match ctx.memo_get(&stamp) {
+        Some(k) => k,
+        None => {
+            let (identity, shape) = identify()?;
+            let k = Known { identity, shape };
+            ctx.memo_put(stamp, k.clone());
+            k
+        }
+    };
+    let expected = known.identity.clone();
+    let at = files.first().cloned().unwrap_or_default();
+    Ok(Resolved {
+        name,
+        version: provider.version(),
+        kind: provider.kind(),
+        params: canonical,
+        identity: known.identity,
+        synthetic: false,
+        note,
+        shape: known.shape,
+        loader: Arc::new(move || {
+            let (id, data) = load()?;
+            if id != expected {
+                return Err(DataError::Inconsistent {
+                    path: at.clone(),
+                    message: format!("{name} changed since its identity was recorded; run again"),
+                });
+            }
+            Ok(Arc::new(data))
+        }),
+    })
+}
+
+/// `|path:size:mtime` of every file (directories walked recursively, in sorted order).
+pub fn file_stamp(paths: &[PathBuf]) -> Result<String, DataError> {
+    let mut files = Vec::new();
+    for p in paths {
+        walk(p, &mut files)?;
+    }
+    let mut s = String::new();
+    for p in files {
+        let m = std::fs::metadata(&p).map_err(|e| DataError::io(&p, e))?;
+        let mtime = m
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let abs = std::fs::canonicalize(&p).unwrap_or(p);
+        s.push_str(&format!("|{}:{}:{}", abs.display(), m.len(), mtime));
+    }
+    Ok(s)
+}
+
+/// Every file under `p` (or `p` itself), sorted.
+fn walk(p: &Path, out: &mut Vec<PathBuf>) -> Result<(), DataError> {
+    if p.is_dir() {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(p)
+            .map_err(|e| DataError::io(p, e))?
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        entries.sort();
+        for e in entries {
+            walk(&e, out)?;
+        }
+    } else {
+        out.push(p.to_path_buf());
+    }
+    Ok(())
+}
+
+/// Content identity of a directory tree (or file): SHA-256 over every file's path relative to
+/// `root` and its bytes, in sorted order. Independent of where the tree lives.
+pub fn tree_content_id(root: &Path) -> Result<String, DataError> {
+    let mut files = Vec::new();
+    walk(root, &mut files)?;
+    let mut h = ContentHasher::new("tree/v1");
+    for f in files {
+        let rel = f
+            .strip_prefix(root)
+            .unwrap_or(&f)
+            .to_string_lossy()
+            .replace('\\', "/");
+        let bytes = std::fs::read(&f).map_err(|e| DataError::io(&f, e))?;
+        h.str(&rel).bytes(&bytes);
+    }
+    Ok(h.finish().0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_is_read_by_type() {
+        let d = Data::new(kinds::LABELLED, 7u32);
+        assert_eq!(d.kind(), kinds::LABELLED);
+        assert_eq!(d.get::<u32>(), Some(&7));
+        assert!(d.get::<String>().is_none());
+        assert!(d.truth::<u8>().is_none());
+        let d = d.with_truth(3u8);
+        assert_eq!(d.truth::<u8>(), Some(&3));
+    }
+
+    #[test]
+    fn paths_are_shown_relative_to_the_data_directory() {
+        let ctx = DataContext::new(PathBuf::from("/data/x"), PathBuf::from("/tmp/c"));
+        assert_eq!(ctx.show(Path::new("/data/x/mnist")), "$DYAD_DATA_DIR/mnist");
+        assert_eq!(ctx.show(Path::new("/data/x")), "$DYAD_DATA_DIR");
+        assert_eq!(ctx.show(Path::new("/elsewhere/f")), "/elsewhere/f");
+        assert_eq!(ctx.memo_path(), Path::new("/tmp/c/data-identity.json"));
+    }
+
+    #[test]
+    fn standin_tables_split_from_real_parameters() {
+        let p = serde_json::json!({"subset": "c10", "standin": {"dim": 50}});
+        let (own, s) = split_standin("x", &p).unwrap();
+        assert_eq!(own, serde_json::json!({"subset": "c10"}));
+        assert_eq!(s, serde_json::json!({"dim": 50}));
+        let bad = serde_json::json!({"standin": 3});
+        assert!(split_standin("x", &bad).is_err());
+        let (own, s) = split_standin("x", &serde_json::Value::Null).unwrap();
+        assert_eq!((own, s), (serde_json::json!({}), serde_json::json!({})));
+    }
+
+    #[test]
+    fn parts_are_complete_absent_or_an_error_naming_the_missing_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let parts = vec![
+            vec!["a.gz".to_string(), "a".to_string()],
+            vec!["b".to_string()],
+        ];
+        assert_eq!(
+            locate_parts("x", dir.path(), &parts, "").unwrap(),
+            Presence::Absent
+        );
+        std::fs::write(dir.path().join("a"), b"1").unwrap();
+        let e = locate_parts("x", dir.path(), &parts, "get it").unwrap_err();
+        let msg = e.to_string();
+        assert!(matches!(e, DataError::Incomplete { .. }), "{msg}");
+        assert!(
+            msg.contains("found a") && msg.contains("missing b"),
+            "{msg}"
+        );
+        std::fs::write(dir.path().join("b"), b"2").unwrap();
+        assert_eq!(
+            locate_parts("x", dir.path(), &parts, "").unwrap(),
+            Presence::Complete(vec![dir.path().join("a"), dir.path().join("b")])
+        );
+    }
+
+    #[test]
+    fn shape_counts_classes_per_official_part() {
+        use dyad_core::{LabeledSet, Partition};
+        let rows = vec![vec![1.0]; 5];
+        let mut s = LabeledSet::from_dense_rows(&rows, vec![0, 0, 1, 1, 1], 2);
+        s.partition = Some(vec![
+            Partition::Train,
+            Partition::Test,
+            Partition::Train,
+            Partition::Train,
+            Partition::Test,
+        ]);
+        let sh = Shape::of_labelled(&s);
+        assert_eq!(sh.rows, 5);
+        assert_eq!(sh.class_sizes, Some(vec![2, 3]));
+        assert_eq!(sh.train_class_sizes, Some(vec![1, 2]));
+        assert_eq!(sh.test_class_sizes, Some(vec![1, 1]));
+    }
+}

@@ -1,0 +1,38 @@
+//! Real data in tests. A test that reads a real data set asks [`real_dir`] for its directory:
+//! without `$DYAD_DATA_DIR`, or with the data absent from it, the test is skipped and says so
+//! on stderr — unless `$DYAD_REQUIRE_DATA` is set (CI sets it, pointing `$DYAD_DATA_DIR` at the
+//! shared mirror), in which case absent data is a failure. A fresh clone with no data passes
+//! `just test`; CI cannot silently skip the real-data checks.
+
+use std::path::PathBuf;
+
+/// Whether real data is mandatory (`$DYAD_REQUIRE_DATA` set to anything but `0` or empty).
+pub fn required() -> bool {
+    std::env::var("DYAD_REQUIRE_DATA").is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
+/// `$DYAD_DATA_DIR/<sub>` when `present` says the data set is there; `None` (skip, with a
+/// message naming `what`) otherwise; a panic when the data is required but absent.
+pub fn real_dir(
+    sub: &str,
+    what: &str,
+    present: impl Fn(&std::path::Path) -> bool,
+) -> Option<PathBuf> {
+    let root = std::env::var_os("DYAD_DATA_DIR").map(PathBuf::from);
+    let dir = root.as_ref().map(|r| r.join(sub));
+    match dir {
+        Some(d) if present(&d) => Some(d),
+        _ if required() => panic!(
+            "DYAD_REQUIRE_DATA is set but {what} is not usable in {}",
+            dir.map_or("(DYAD_DATA_DIR unset)".into(), |d| d.display().to_string())
+        ),
+        _ => {
+            eprintln!(
+                "SKIPPED: {what} not found{} (set DYAD_DATA_DIR to a directory holding it; DYAD_REQUIRE_DATA=1 makes this a failure)",
+                dir.map(|d| format!(" in {}", d.display()))
+                    .unwrap_or_default()
+            );
+            None
+        }
+    }
+}
