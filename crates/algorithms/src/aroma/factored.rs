@@ -300,8 +300,12 @@ impl FactoredAroma {
                     .rank_one_then_mul_sparse(-c_omega, &self.wv, np.0, np.1, &mut ahead.w);
                 self.lambda
                     .rank_one_then_mul_sparse(-c_lambda, &self.u, nq.0, nq.1, &mut ahead.u);
-                ahead.q = dyad_core::SparseVec::from_sorted(nq.0, nq.1);
-                ahead.p = dyad_core::SparseVec::from_sorted(np.0, np.1);
+                for (dst, src) in [(&mut ahead.q, nq), (&mut ahead.p, np)] {
+                    dst.indices.clear();
+                    dst.indices.extend_from_slice(src.0);
+                    dst.values.clear();
+                    dst.values.extend_from_slice(src.1);
+                }
                 ahead.valid = true;
             }
             None => {
