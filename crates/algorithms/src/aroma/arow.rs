@@ -46,7 +46,7 @@ pub struct ArowStep {
 impl ArowStep {
     /// A prediction mistake: `margin <= 0` (a tie counts as a mistake, spec §1).
     pub fn mistake(&self) -> bool {
-        !(self.margin > 0.0)
+        self.margin.is_nan() || self.margin <= 0.0
     }
 
     pub(crate) fn passive(margin: f64) -> Self {

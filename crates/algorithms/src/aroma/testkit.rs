@@ -12,7 +12,7 @@ use rand::seq::index::sample;
 /// `(log det A, A^{-1})` of a symmetric matrix, or `None` unless it is positive definite.
 pub fn logdet_inverse(a: &Array2<f64>) -> Option<(f64, Array2<f64>)> {
     let (vals, vecs) = sym_eigen(a.view()).ok()?;
-    if vals.iter().any(|&v| !(v > 0.0)) {
+    if vals.iter().any(|&v| v.is_nan() || v <= 0.0) {
         return None;
     }
     let logdet = vals.iter().map(|v| v.ln()).sum();

@@ -144,7 +144,7 @@ impl ItmlConfig {
     /// Check every parameter (cheap, no data needed).
     pub fn validate(&self) -> Result<(), AlgoError> {
         let bad = |msg: String| Err(AlgoError::Param(format!("ITML: {msg}")));
-        if !(self.gamma > 0.0) {
+        if self.gamma.is_nan() || self.gamma <= 0.0 {
             return bad(format!("gamma must be positive, got {}", self.gamma));
         }
         if self.max_iter == 0 {

@@ -1,6 +1,7 @@
 //! Baselines the papers compare against.
 
 pub mod euclidean;
+pub mod hier;
 pub mod itml;
 pub mod lego;
 pub mod lmnn;
