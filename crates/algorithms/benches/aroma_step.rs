@@ -5,8 +5,7 @@
 //!
 //! * `.../updating`: a round that updates. Rounds alternate `(q, p)` and `(q, -p)` over a
 //!   pool of sampled triplets, so no model satisfies both and every round has a positive
-//!   loss. For f-AROMA, `prepared` is the ranker's path (the next round's products formed
-//!   during this round's update passes) and `plain` forms them at the start of the round.
+//!   loss.
 //! * `.../sampled`: a round as the ranker runs it (sample a triplet, form `p`, step), after
 //!   20,000 (d-AROMA) or 2,000 (f-AROMA) warm-up rounds; the fraction of rounds that update
 //!   there is printed.
@@ -124,36 +123,21 @@ fn f_aroma(c: &mut Criterion) {
     for (name, nnz, classes) in CASES {
         let mut stream = Stream::new(nnz, classes);
         let pool = stream.alternating_pool(2048);
-        for ahead in [true, false] {
-            let mut learner = FactoredAroma::new(1000, 1000, 0.01, Update::Margin).expect("state");
-            let mut i = 0usize;
-            let label = if ahead { "prepared" } else { "plain" };
-            group.bench_function(
-                BenchmarkId::new(name, format!("d=1000,updating,{label}")),
-                |b| {
-                    b.iter(|| {
-                        let (q, p) = &pool[i % pool.len()];
-                        let (nq, np) = &pool[(i + 1) % pool.len()];
-                        i += 1;
-                        let next = (
-                            (&nq.indices[..], &nq.values[..]),
-                            (&np.indices[..], &np.values[..]),
-                        );
-                        black_box(
-                            learner
-                                .step_ahead(
-                                    (&q.indices, &q.values),
-                                    (&p.indices, &p.values),
-                                    ahead.then_some(next),
-                                )
-                                .expect("round"),
-                        )
-                    })
-                },
-            );
-            let c = learner.counts();
-            assert_eq!(c.updates, c.rounds, "every alternating round updates");
-        }
+        let mut learner = FactoredAroma::new(1000, 1000, 0.01, Update::Margin).expect("state");
+        let mut i = 0usize;
+        group.bench_function(BenchmarkId::new(name, "d=1000,updating"), |b| {
+            b.iter(|| {
+                let (q, p) = &pool[i % pool.len()];
+                i += 1;
+                black_box(
+                    learner
+                        .step((&q.indices, &q.values), (&p.indices, &p.values))
+                        .expect("round"),
+                )
+            })
+        });
+        let c = learner.counts();
+        assert_eq!(c.updates, c.rounds, "every alternating round updates");
 
         let mut learner = FactoredAroma::new(1000, 1000, 0.01, Update::Margin).expect("state");
         let (mut q, mut p) = (SparseVec::default(), SparseVec::default());
@@ -164,7 +148,7 @@ fn f_aroma(c: &mut Criterion) {
                 .expect("round");
         }
         let warm = learner.counts();
-        group.bench_function(BenchmarkId::new(name, "d=1000,sampled,plain"), |b| {
+        group.bench_function(BenchmarkId::new(name, "d=1000,sampled"), |b| {
             b.iter(|| {
                 stream.next(&mut q, &mut p);
                 black_box(

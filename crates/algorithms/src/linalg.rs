@@ -194,9 +194,7 @@ pub fn try_zeroed(len: usize, what: &str) -> Result<Vec<f64>, LinalgError> {
 ///
 /// The kernels stream the rows in order: `A x` for a sparse `x` costs `O(n nnz(x))` flops
 /// (a gather from each row plus one axpy per non-zero of `x`), a rank-one update
-/// `A += alpha s s^T` touches each stored entry once, and the fused
-/// [`SymPacked::rank_one_then_mul_sparse`] computes the product with the *updated* matrix in
-/// the same pass (while each row is still in cache).
+/// `A += alpha s s^T` touches each stored entry once.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SymPacked {
     n: usize,
@@ -300,20 +298,7 @@ impl SymPacked {
         }
     }
 
-    /// `A += alpha s s^T`, then `out = A x` with the updated `A`, in one pass over the rows.
-    pub fn rank_one_then_mul_sparse(
-        &mut self,
-        alpha: f64,
-        s: &[f64],
-        idx: &[usize],
-        val: &[f64],
-        out: &mut [f64],
-    ) {
-        assert_eq!(s.len(), self.n, "rank-one vector length");
-        self.pass_mut(alpha, s, idx, val, out);
-    }
-
-    /// The read-only product pass (see [`SymPacked::pass_mut`] for the access pattern).
+    /// The product pass: rows in order, each contributing through [`SymPacked::product_row`].
     fn pass(&self, idx: &[usize], val: &[f64], out: &mut [f64]) {
         assert_eq!(out.len(), self.n, "output length");
         debug_assert!(idx.windows(2).all(|w| w[0] < w[1]) && idx.len() == val.len());
@@ -322,23 +307,6 @@ impl SymPacked {
         for i in 0..self.n {
             let row = &self.data[off..off + i + 1];
             off += i + 1;
-            k = Self::product_row(row, i, k, idx, val, out);
-        }
-    }
-
-    /// The fused pass: row `i` is updated, then contributes to the product.
-    fn pass_mut(&mut self, alpha: f64, s: &[f64], idx: &[usize], val: &[f64], out: &mut [f64]) {
-        assert_eq!(out.len(), self.n, "output length");
-        debug_assert!(idx.windows(2).all(|w| w[0] < w[1]) && idx.len() == val.len());
-        out.fill(0.0);
-        let (mut k, mut off) = (0usize, 0usize);
-        for i in 0..self.n {
-            let row = &mut self.data[off..off + i + 1];
-            off += i + 1;
-            let c = alpha * s[i];
-            for (a, &sj) in row.iter_mut().zip(&s[..=i]) {
-                *a += c * sj;
-            }
             k = Self::product_row(row, i, k, idx, val, out);
         }
     }
@@ -478,7 +446,7 @@ mod tests {
     fn packed_products_and_updates_match_dense_references() {
         for (n, nnz) in [(1, 1), (2, 1), (7, 3), (40, 9), (40, 40), (33, 0)] {
             let a = symmetrize(random(n, n, n as u64).view());
-            let mut p = SymPacked::from_lower(a.view());
+            let p = SymPacked::from_lower(a.view());
             assert_eq!(p.to_dense(), a);
             assert_eq!(p.get(0, n - 1), a[[0, n - 1]]);
             assert!((p.trace() - a.diag().sum()).abs() < 1e-12);
@@ -491,7 +459,7 @@ mod tests {
             p.mul_sparse(&idx, &val, &mut out);
             let want = a.dot(&x);
             assert!(want.iter().zip(&out).all(|(w, o)| (w - o).abs() < 1e-12));
-            // Rank-one update, alone and fused with the product.
+            // Rank-one update, then the product with the updated matrix.
             let s: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin()).collect();
             let sv = Array1::from(s.clone());
             let outer = sv
@@ -502,8 +470,7 @@ mod tests {
             let mut q = p.clone();
             q.rank_one(-0.3, &s);
             assert!(max_abs(&(&q.to_dense() - &updated)) < 1e-14);
-            p.rank_one_then_mul_sparse(-0.3, &s, &idx, &val, &mut out);
-            assert_eq!(p, q, "fused update equals the plain one bit for bit");
+            q.mul_sparse(&idx, &val, &mut out);
             let want = updated.dot(&x);
             assert!(want.iter().zip(&out).all(|(w, o)| (w - o).abs() < 1e-12));
         }

@@ -62,9 +62,7 @@
 //! 11. **`r` default** 0.01 (§10.5): the value of Fig. 3 (Caltech) and Fig. 4 middle; Fig. 4
 //!     left uses `r = 1`: set it per experiment. `r > 0` and finite (`validate`).
 //! 12. **Triplets** (§5): the OASIS sampler (query uniform, positive uniform in its class
-//!     without the query, negative uniform outside), one triplet per schedule step. f-AROMA's
-//!     ranker samples one triplet ahead (the same random stream, so the same run, tested) to
-//!     form the next round's `Λ q`, `Ω p` inside the update passes.
+//!     without the query, negative uniform outside), one triplet per schedule step.
 //! 13. **Inputs**: non-finite feature values are rejected (`AlgoError::Data`) rather than
 //!     silently propagated into `W`.
 //!
@@ -79,8 +77,7 @@
 //! their block (and are not a joint minimiser); at `Ω = I` each factor takes AROW's
 //! covariance step with the paper's effective `r`; the scalar case; post-update score
 //! `s + (1-s) ab/(r+ab)`; `Λ`, `Ω` SPD, eigenvalues in `(0, 1]`, Loewner-non-increasing over
-//! 10^6 rounds; Lemma 3; Theorem 2 for the mistake-driven run; prepared rounds ≡ plain ones;
-//! the ranker ≡ a plain loop over the same sampled triplets. Both: learning on toy data,
+//! 10^6 rounds; Lemma 3; Theorem 2 for the mistake-driven run; the ranker ≡ a plain loop over the same sampled triplets. Both: learning on toy data,
 //! determinism per seed, rejected parameters.
 
 pub mod arow;
