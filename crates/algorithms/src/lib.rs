@@ -13,10 +13,13 @@
 //!
 //! * [`Ranker`]: a similarity `S(p, q)` learned from labelled examples (OASIS, LORETA,
 //!   AROMA and the metric-learning baselines); its model is a [`dyad_core::Scorer`].
+//!   [`aroma`]: d-AROMA and f-AROMA (AROW lifted to bilinear similarities), with vector AROW
+//!   as their reference.
 //!
 //! Later families (factorisers of a data matrix, tensor decomposers, pairwise rankers,
 //! classifiers) declare their traits in their own modules, beside their learners.
 
+pub mod aroma;
 pub mod baselines;
 pub mod fixtures;
 pub mod linalg;

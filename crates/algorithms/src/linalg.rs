@@ -171,6 +171,178 @@ pub fn thin_svd(a: ArrayView2<'_, f64>) -> Result<Svd, LinalgError> {
     ))
 }
 
+// ---- aroma kernels ----
+
+/// A `Vec` of `len` zeros, or an error instead of an abort when the allocation fails (the
+/// matrix learners allocate `d x d` state from data-dependent sizes).
+pub fn try_zeroed(len: usize, what: &str) -> Result<Vec<f64>, LinalgError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| {
+        LinalgError(format!(
+            "{what}: cannot allocate {len} f64 ({} MB)",
+            len.saturating_mul(8) >> 20
+        ))
+    })?;
+    v.resize(len, 0.0);
+    Ok(v)
+}
+
+/// A symmetric `n x n` matrix stored as its packed lower triangle, row by row: entry
+/// `(i, j)`, `j <= i`, at `i (i + 1) / 2 + j`. Half the memory and half the traffic of a full
+/// matrix, and exactly symmetric by construction (the upper triangle is never stored). The
+/// covariance factors of f-AROMA and the metric of ITML live here.
+///
+/// The kernels stream the rows in order: `A x` for a sparse `x` costs `O(n nnz(x))` flops
+/// (a gather from each row plus one axpy per non-zero of `x`), a rank-one update
+/// `A += alpha s s^T` touches each stored entry once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SymPacked {
+    n: usize,
+    data: Vec<f64>,
+}
+
+impl SymPacked {
+    /// Number of stored entries, `n (n + 1) / 2`, or an error when it overflows.
+    fn packed_len(n: usize) -> Result<usize, LinalgError> {
+        n.checked_add(1)
+            .and_then(|m| m.checked_mul(n))
+            .map(|v| v / 2)
+            .ok_or_else(|| LinalgError(format!("packed symmetric matrix of order {n} overflows")))
+    }
+
+    /// `c I` of order `n` (fallible allocation).
+    pub fn scaled_identity(n: usize, c: f64) -> Result<Self, LinalgError> {
+        let mut data = try_zeroed(Self::packed_len(n)?, "packed symmetric matrix")?;
+        for i in 0..n {
+            data[i * (i + 1) / 2 + i] = c;
+        }
+        Ok(Self { n, data })
+    }
+
+    /// The identity of order `n` (fallible allocation).
+    pub fn identity(n: usize) -> Result<Self, LinalgError> {
+        Self::scaled_identity(n, 1.0)
+    }
+
+    /// From the lower triangle of a square matrix (the upper one is not read).
+    pub fn from_lower(a: ArrayView2<'_, f64>) -> Self {
+        assert_eq!(a.nrows(), a.ncols(), "SymPacked needs a square matrix");
+        let n = a.nrows();
+        let mut data = Vec::with_capacity(n * (n + 1) / 2);
+        for i in 0..n {
+            data.extend((0..=i).map(|j| a[[i, j]]));
+        }
+        Self { n, data }
+    }
+
+    /// The full symmetric matrix.
+    pub fn to_dense(&self) -> Array2<f64> {
+        let mut a = Array2::<f64>::zeros((self.n, self.n));
+        for i in 0..self.n {
+            for (j, &v) in self.row(i).iter().enumerate() {
+                a[[i, j]] = v;
+                a[[j, i]] = v;
+            }
+        }
+        a
+    }
+
+    pub fn dim(&self) -> usize {
+        self.n
+    }
+
+    /// The stored part of row `i`: entries `(i, 0..=i)`.
+    pub fn row(&self, i: usize) -> &[f64] {
+        let off = i * (i + 1) / 2;
+        &self.data[off..off + i + 1]
+    }
+
+    /// Entry `(i, j)` (either triangle).
+    pub fn get(&self, i: usize, j: usize) -> f64 {
+        let (i, j) = if j <= i { (i, j) } else { (j, i) };
+        self.data[i * (i + 1) / 2 + j]
+    }
+
+    pub fn trace(&self) -> f64 {
+        (0..self.n).map(|i| self.data[i * (i + 1) / 2 + i]).sum()
+    }
+
+    /// Smallest diagonal entry (`+inf` for order 0).
+    pub fn min_diagonal(&self) -> f64 {
+        (0..self.n)
+            .map(|i| self.data[i * (i + 1) / 2 + i])
+            .fold(f64::INFINITY, f64::min)
+    }
+
+    /// Whether every stored entry is finite.
+    pub fn is_finite(&self) -> bool {
+        self.data.iter().all(|v| v.is_finite())
+    }
+
+    /// `out = A x` for a sparse `x` (strictly increasing `idx`): `O(n nnz(x))`.
+    pub fn mul_sparse(&self, idx: &[usize], val: &[f64], out: &mut [f64]) {
+        self.pass(idx, val, out);
+    }
+
+    /// `A += alpha s s^T` for a dense `s` of length `n`.
+    pub fn rank_one(&mut self, alpha: f64, s: &[f64]) {
+        assert_eq!(s.len(), self.n, "rank-one vector length");
+        let mut off = 0;
+        for i in 0..self.n {
+            let c = alpha * s[i];
+            let row = &mut self.data[off..off + i + 1];
+            for (a, &sj) in row.iter_mut().zip(&s[..=i]) {
+                *a += c * sj;
+            }
+            off += i + 1;
+        }
+    }
+
+    /// The product pass: rows in order, each contributing through [`SymPacked::product_row`].
+    fn pass(&self, idx: &[usize], val: &[f64], out: &mut [f64]) {
+        assert_eq!(out.len(), self.n, "output length");
+        debug_assert!(idx.windows(2).all(|w| w[0] < w[1]) && idx.len() == val.len());
+        out.fill(0.0);
+        let (mut k, mut off) = (0usize, 0usize);
+        for i in 0..self.n {
+            let row = &self.data[off..off + i + 1];
+            off += i + 1;
+            k = Self::product_row(row, i, k, idx, val, out);
+        }
+    }
+
+    /// Row `i`'s share of `A x`: the stored entries `(i, l)`, `l <= i`, give
+    /// `out[i] += A_il x_l` (a gather over the non-zeros up to `i`), and when `x_i != 0` their
+    /// mirror images `(l, i)`, `l < i`, give `out[l] += A_il x_i` (an axpy). `k` counts the
+    /// non-zeros with index `< i` on entry; the updated count is returned.
+    #[inline]
+    fn product_row(
+        row: &[f64],
+        i: usize,
+        mut k: usize,
+        idx: &[usize],
+        val: &[f64],
+        out: &mut [f64],
+    ) -> usize {
+        let on_diagonal = k < idx.len() && idx[k] == i;
+        if on_diagonal {
+            k += 1;
+        }
+        let mut acc = 0.0;
+        for (&l, &xl) in idx[..k].iter().zip(&val[..k]) {
+            acc += row[l] * xl;
+        }
+        if on_diagonal {
+            let xi = val[k - 1];
+            for (o, &a) in out[..i].iter_mut().zip(&row[..i]) {
+                *o += xi * a;
+            }
+        }
+        out[i] += acc;
+        k
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -258,5 +430,54 @@ mod tests {
         let mut a = Array2::<f64>::eye(3);
         a[[1, 1]] = f64::NAN;
         assert!(sym_eigen(a.view()).is_err());
+    }
+
+    // ---- aroma kernel tests ----
+
+    fn random_sparse_vec(n: usize, nnz: usize, seed: u64) -> (Vec<usize>, Vec<f64>) {
+        let mut rng = seeded(seed);
+        let mut idx: Vec<usize> = rand::seq::index::sample(&mut rng, n, nnz).into_vec();
+        idx.sort_unstable();
+        let val = idx.iter().map(|_| rng.random_range(-1.0..1.0)).collect();
+        (idx, val)
+    }
+
+    #[test]
+    fn packed_products_and_updates_match_dense_references() {
+        for (n, nnz) in [(1, 1), (2, 1), (7, 3), (40, 9), (40, 40), (33, 0)] {
+            let a = symmetrize(random(n, n, n as u64).view());
+            let p = SymPacked::from_lower(a.view());
+            assert_eq!(p.to_dense(), a);
+            assert_eq!(p.get(0, n - 1), a[[0, n - 1]]);
+            assert!((p.trace() - a.diag().sum()).abs() < 1e-12);
+            let (idx, val) = random_sparse_vec(n, nnz, 7 + n as u64);
+            let mut x = Array1::<f64>::zeros(n);
+            for (&i, &v) in idx.iter().zip(&val) {
+                x[i] = v;
+            }
+            let mut out = vec![f64::NAN; n];
+            p.mul_sparse(&idx, &val, &mut out);
+            let want = a.dot(&x);
+            assert!(want.iter().zip(&out).all(|(w, o)| (w - o).abs() < 1e-12));
+            // Rank-one update, then the product with the updated matrix.
+            let s: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin()).collect();
+            let sv = Array1::from(s.clone());
+            let outer = sv
+                .view()
+                .insert_axis(ndarray::Axis(1))
+                .dot(&sv.view().insert_axis(ndarray::Axis(0)));
+            let updated = &a - &(0.3 * &outer);
+            let mut q = p.clone();
+            q.rank_one(-0.3, &s);
+            assert!(max_abs(&(&q.to_dense() - &updated)) < 1e-14);
+            q.mul_sparse(&idx, &val, &mut out);
+            let want = updated.dot(&x);
+            assert!(want.iter().zip(&out).all(|(w, o)| (w - o).abs() < 1e-12));
+        }
+        let id = SymPacked::scaled_identity(4, 2.5).unwrap();
+        assert_eq!(id.to_dense(), Array2::<f64>::eye(4) * 2.5);
+        assert_eq!(id.min_diagonal(), 2.5);
+        assert!(SymPacked::identity(usize::MAX).is_err());
+        assert!(try_zeroed(usize::MAX, "huge").is_err());
     }
 }
