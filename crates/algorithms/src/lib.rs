@@ -13,12 +13,17 @@
 //!
 //! * [`Ranker`]: a similarity `S(p, q)` learned from labelled examples (OASIS, LORETA,
 //!   AROMA and the metric-learning baselines); its model is a [`dyad_core::Scorer`].
+//! * [`givens::SparsePca`] and [`givens::TensorDecomposer`]: Givens coordinate descent on
+//!   orthogonal matrices (sparse PCA of a dense data matrix, orthogonal decomposition of a
+//!   symmetric 3-tensor) and its baselines (GPower, the tensor power method); models
+//!   [`givens::SparsePcaModel`] and [`givens::Decomposition`], with FLOP counts.
 //!
 //! Later families (factorisers of a data matrix, tensor decomposers, pairwise rankers,
 //! classifiers) declare their traits in their own modules, beside their learners.
 
 pub mod baselines;
 pub mod fixtures;
+pub mod givens;
 pub mod linalg;
 pub mod metric;
 pub mod oasis;

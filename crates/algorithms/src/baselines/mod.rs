@@ -1,6 +1,9 @@
 //! Baselines the papers compare against.
 
 pub mod euclidean;
+pub mod gpower;
 pub mod lego;
 pub mod lmnn;
 pub mod mcml;
+pub mod spherical_gmm;
+pub mod tensor_power;
