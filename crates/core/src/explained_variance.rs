@@ -9,7 +9,7 @@
 //!   (`n × m`), thin QR `Y = QR`, adjusted variance `Σ_j R_jj²`, reported as the fraction
 //!   `Σ_j R_jj² / ‖A‖_F²`. `R_jj` is the norm of the part of `y_j` not explained by
 //!   `y_1..y_{j−1}`, so the result depends on the column order: columns are ordered by
-//!   decreasing `‖y_j‖` first (givens.md §6.1 [A]; ties keep the given order). It never exceeds
+//!   decreasing `‖y_j‖` first (givens.md §6.1 \[A\]; ties keep the given order). It never exceeds
 //!   the variance captured by the span of the `y_j`, hence never exceeds 1.
 //!
 //! `AᵀZ` is formed from the non-zeros of `Z` only (`O(n·nnz(Z))`), and `R_jj` by modified

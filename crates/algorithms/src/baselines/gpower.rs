@@ -959,6 +959,30 @@ mod tests {
     }
 
     #[test]
+    fn block_start_is_drawn_from_the_rng_deterministically() {
+        let planted = planted_sparse_pca(60, 20, 2, 5, 0.05, 2);
+        let cfg = GPowerConfig {
+            components: 3,
+            mode: GPowerMode::Block,
+            rho: 0.05,
+            ..Default::default()
+        };
+        let run = |seed| {
+            let mut obs = Models::default();
+            cfg.fit(
+                planted.data.view(),
+                &Schedule::new(vec![0, 2]),
+                &mut seeded(seed),
+                &mut obs,
+            )
+            .unwrap();
+            obs.seen.into_iter().map(|(_, m)| m).collect::<Vec<_>>()
+        };
+        assert_eq!(run(1), run(1));
+        assert_ne!(run(1)[0].rotation, run(2)[0].rotation);
+    }
+
+    #[test]
     fn invalid_parameters_are_rejected() {
         for cfg in [
             GPowerConfig {

@@ -326,6 +326,25 @@ mod tests {
     }
 
     #[test]
+    fn same_seed_same_run() {
+        let planted = planted_sparse_pca(50, 30, 2, 5, 0.1, 8);
+        let run = |seed| {
+            let mut obs = Models::default();
+            StreamingGivensSpcaConfig::new(3)
+                .fit(
+                    planted.data.view(),
+                    &Schedule::new(vec![0, 5, 28]),
+                    &mut seeded(seed),
+                    &mut obs,
+                )
+                .unwrap();
+            obs.seen.into_iter().map(|(_, m)| m).collect::<Vec<_>>()
+        };
+        assert_eq!(run(1), run(1));
+        assert_ne!(run(1), run(2));
+    }
+
+    #[test]
     fn invalid_parameters_are_rejected() {
         for cfg in [
             StreamingGivensSpcaConfig::new(1),

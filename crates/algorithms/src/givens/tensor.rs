@@ -652,6 +652,29 @@ mod tests {
     }
 
     #[test]
+    fn same_seed_same_decomposition() {
+        let planted = planted_orthogonal_tensor(6, 0.05, 3);
+        let input = MomentTensor::Dense(planted.tensor);
+        let run = |seed| {
+            let mut obs = Models::default();
+            GivensTensorConfig::default()
+                .fit(
+                    &input,
+                    &Schedule::new(vec![0, 20, 60]),
+                    &mut seeded(seed),
+                    &mut obs,
+                )
+                .unwrap();
+            obs.seen
+                .into_iter()
+                .map(|(_, d)| d)
+                .collect::<Vec<Decomposition>>()
+        };
+        assert_eq!(run(1), run(1));
+        assert_ne!(run(1), run(2));
+    }
+
+    #[test]
     fn flops_of_a_dense_step_match_the_hand_count() {
         let planted = planted_orthogonal_tensor(3, 0.0, 2);
         let mut obs = Models::default();
