@@ -114,3 +114,99 @@ impl Observer for Scores {
         Control::Continue
     }
 }
+
+// ---- givens family fixtures ----
+
+/// Records every checkpoint with a copy of the reported model (any family's model type).
+pub struct Models<M> {
+    pub seen: Vec<(Checkpoint, M)>,
+}
+
+impl<M> Default for Models<M> {
+    fn default() -> Self {
+        Self { seen: Vec::new() }
+    }
+}
+
+impl<M: Clone> Observer<M> for Models<M> {
+    fn checkpoint(&mut self, at: Checkpoint, model: &M) -> Control {
+        self.seen.push((at, model.clone()));
+        Control::Continue
+    }
+}
+
+/// Data with planted sparse principal components (see [`planted_sparse_pca`]).
+pub struct PlantedSpca {
+    /// `d × n`: rows = variables, columns = samples.
+    pub data: ndarray::Array2<f64>,
+    /// The planted unit-norm loadings `w_r` (disjoint supports), strongest first.
+    pub loadings: Vec<ndarray::Array1<f64>>,
+}
+
+/// `A = Σ_r s_r w_r v_rᵀ + noise·E`, `d × n`: `r` loadings `w_r` on disjoint random supports of
+/// `support` variables with entries `±1/√support`, unit-norm Gaussian sample scores `v_r`,
+/// strengths `s_r = 10/(r+1)`, Gaussian noise `E`.
+pub fn planted_sparse_pca(
+    d: usize,
+    n: usize,
+    r: usize,
+    support: usize,
+    noise: f64,
+    seed: u64,
+) -> PlantedSpca {
+    use crate::givens::sampling::normal;
+    assert!(r * support <= d);
+    let mut rng = seeded(seed);
+    let vars = sample(&mut rng, d, r * support).into_vec();
+    let mut data = ndarray::Array2::from_shape_fn((d, n), |_| 0.0);
+    let mut loadings = Vec::new();
+    for c in 0..r {
+        let mut w = ndarray::Array1::zeros(d);
+        for &k in &vars[c * support..(c + 1) * support] {
+            w[k] = if rng.random::<bool>() { 1.0 } else { -1.0 } / (support as f64).sqrt();
+        }
+        let mut v: Vec<f64> = (0..n).map(|_| normal(&mut rng)).collect();
+        let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+        v.iter_mut().for_each(|x| *x /= norm);
+        let s = 10.0 / (c + 1) as f64;
+        for k in 0..d {
+            if w[k] != 0.0 {
+                for (l, &vl) in v.iter().enumerate() {
+                    data[[k, l]] += s * w[k] * vl;
+                }
+            }
+        }
+        loadings.push(w);
+    }
+    data.mapv_inplace(|x| x + noise * normal(&mut rng));
+    PlantedSpca { data, loadings }
+}
+
+/// An orthogonally decomposable tensor (see [`planted_orthogonal_tensor`]).
+pub struct PlantedTensor {
+    /// `Σ λ_k v_k^{⊗3} + noise·E` (E symmetrised Gaussian).
+    pub tensor: crate::givens::Tensor3,
+    /// `λ_k ∈ [1, 2]`.
+    pub weights: Vec<f64>,
+    /// `K × K` orthogonal, column `k` = `v_k`.
+    pub components: ndarray::Array2<f64>,
+}
+
+/// `T = Σ_k λ_k v_k^{⊗3} (+ noise)` with a random orthogonal `V` and `λ_k ∈ [1, 2]` (spec §10).
+pub fn planted_orthogonal_tensor(k: usize, noise: f64, seed: u64) -> PlantedTensor {
+    use crate::givens::Tensor3;
+    use crate::givens::sampling::{normal, random_orthogonal};
+    let mut rng = seeded(seed);
+    let components = random_orthogonal(k, &mut rng);
+    let weights: Vec<f64> = (0..k).map(|_| rng.random_range(1.0..2.0)).collect();
+    let mut tensor = Tensor3::rank_one_sum(&weights, components.view());
+    if noise > 0.0 {
+        let e = Tensor3::from_fn(k, |_, _, _| normal(&mut rng)).symmetrized();
+        tensor = Tensor3::from_fn(k, |a, b, c| tensor.get(a, b, c) + noise * e.get(a, b, c));
+    }
+    PlantedTensor {
+        tensor,
+        weights,
+        components,
+    }
+}

@@ -11,17 +11,25 @@
 //!
 //! Each family declares its own trait: what it trains on and what model it reports.
 //!
-//! * [`Ranker`]: a similarity `S(p, q)` learned from labelled examples (OASIS, LORETA,
-//!   AROMA and the metric-learning baselines); its model is a [`dyad_core::Scorer`].
-//!   [`aroma`]: d-AROMA and f-AROMA (AROW lifted to bilinear similarities), with vector AROW
-//!   as their reference.
+//! * [`Ranker`]: a similarity `S(p, q)` learned from labelled examples ([`oasis`], LORETA,
+//!   [`aroma`]: d-AROMA and f-AROMA, AROW lifted to bilinear similarities, with vector AROW as
+//!   their reference; and the metric-learning baselines); its model is a
+//!   [`dyad_core::Scorer`].
+//! * [`LabelRanker`]: scores of every label for an example, learned from examples with label
+//!   sets (LORETA's ImageNet model, the class-centroid baseline); its model is a
+//!   [`dyad_core::LabelScorer`].
+//! * [`givens::SparsePca`] and [`givens::TensorDecomposer`]: Givens coordinate descent on
+//!   orthogonal matrices (sparse PCA of a dense data matrix, orthogonal decomposition of a
+//!   symmetric 3-tensor) and its baselines (GPower, the tensor power method); models
+//!   [`givens::SparsePcaModel`] and [`givens::Decomposition`], with FLOP counts.
 //!
-//! Later families (factorisers of a data matrix, tensor decomposers, pairwise rankers,
-//! classifiers) declare their traits in their own modules, beside their learners.
+//! Later families (pairwise rankers, classifiers) declare their traits in their own modules,
+//! beside their learners; each is registered in the harness with a family name.
 
 pub mod aroma;
 pub mod baselines;
 pub mod fixtures;
+pub mod givens;
 pub mod linalg;
 pub mod metric;
 pub mod oasis;

@@ -5,12 +5,16 @@
 //! * [`rng`]: explicitly seeded, portable randomness and seed derivation;
 //! * [`sampling`]: triplet samplers for label-based relevance;
 //! * [`metrics`]: precision@k, average precision, mean average precision;
+//! * [`nmi`]: normalised mutual information between clusterings;
+//! * [`explained_variance`]: plain and adjusted explained variance of sparse loadings;
 //! * [`observe`]: checkpoint schedules, the solver clock, and the observer a learner reports to;
 //! * [`model`]: the [`model::Scorer`] trait every learned similarity implements.
 
 pub mod data;
+pub mod explained_variance;
 pub mod metrics;
 pub mod model;
+pub mod nmi;
 pub mod observe;
 pub mod rng;
 pub mod sampling;
