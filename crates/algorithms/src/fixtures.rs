@@ -114,3 +114,43 @@ impl Observer for Scores {
         Control::Continue
     }
 }
+
+/// A small label-ranking problem in the shape of the ImageNet task (LORETA spec §3.2): six
+/// leaf labels (`0..6`) in two groups whose ancestors are labels 6 and 7. Row `i` has leaf
+/// `i % 6` as its class and relevance `[leaf, 6 + leaf / 3]`. Each leaf owns four of the `d`
+/// features (`d >= 30`) and each group two, at the same positions for every seed; a row
+/// mixes its leaf's and group's features with three random noise features, L2-normalised.
+/// Class names cover all eight labels.
+pub fn multilabel_data(n: usize, d: usize, seed: u64) -> LabeledSet {
+    assert!(d >= 30, "multilabel_data needs d >= 30");
+    let mut rng = seeded(seed);
+    let mut t = TriMat::new((n, d));
+    let mut relevance = Vec::with_capacity(n);
+    let labels: Vec<u32> = (0..n).map(|i| (i % 6) as u32).collect();
+    for (i, &leaf) in labels.iter().enumerate() {
+        let group = leaf as usize / 3;
+        let mut row = vec![0.0; d];
+        // Leaf features 4 leaf .. 4 leaf + 4 placed from the end, group features 24 + 2 g.
+        for j in 0..4 {
+            row[d - 1 - (4 * leaf as usize + j)] += rng.random_range(0.5..1.0);
+        }
+        for j in 0..2 {
+            row[d - 25 - (2 * group + j)] += rng.random_range(0.3..0.6);
+        }
+        for j in sample(&mut rng, d, 3) {
+            row[j] += rng.random_range(0.0..0.5);
+        }
+        let norm = row.iter().map(|v| v * v).sum::<f64>().sqrt();
+        for (j, v) in row.into_iter().enumerate() {
+            if v != 0.0 {
+                t.add_triplet(i, j, v / norm);
+            }
+        }
+        relevance.push(vec![leaf, 6 + group as u32]);
+    }
+    let names = (0..8).map(|c| format!("label{c}")).collect();
+    LabeledSet::new(t.to_csr(), labels, names, None)
+        .expect("consistent")
+        .with_relevance(relevance)
+        .expect("one list per row")
+}

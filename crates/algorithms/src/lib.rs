@@ -13,6 +13,9 @@
 //!
 //! * [`Ranker`]: a similarity `S(p, q)` learned from labelled examples (OASIS, LORETA,
 //!   AROMA and the metric-learning baselines); its model is a [`dyad_core::Scorer`].
+//! * [`loreta::LabelRanker`]: a scorer of every label for a feature vector, learned from rows
+//!   with relevant labels (LORETA's ImageNet task and its baselines); its model is a
+//!   [`loreta::LabelScorer`].
 //!
 //! Later families (factorisers of a data matrix, tensor decomposers, pairwise rankers,
 //! classifiers) declare their traits in their own modules, beside their learners.
@@ -20,6 +23,7 @@
 pub mod baselines;
 pub mod fixtures;
 pub mod linalg;
+pub mod loreta;
 pub mod metric;
 pub mod oasis;
 

@@ -171,6 +171,114 @@ pub fn thin_svd(a: ArrayView2<'_, f64>) -> Result<Svd, LinalgError> {
     ))
 }
 
+// ---- loreta kernels ----
+
+/// `y += alpha x` (slices of equal length).
+#[inline]
+pub fn axpy(y: &mut [f64], alpha: f64, x: &[f64]) {
+    debug_assert_eq!(y.len(), x.len());
+    for (yi, &xi) in y.iter_mut().zip(x) {
+        *yi += alpha * xi;
+    }
+}
+
+/// `y += a1 x1 + a2 x2` (slices of equal length): a rank-two row update in one pass.
+#[inline]
+pub fn axpy2(y: &mut [f64], a1: f64, x1: &[f64], a2: f64, x2: &[f64]) {
+    debug_assert!(y.len() == x1.len() && y.len() == x2.len());
+    for ((yi, &u), &v) in y.iter_mut().zip(x1).zip(x2) {
+        *yi += a1 * u + a2 * v;
+    }
+}
+
+/// `(x . a, x . b)` in one pass over `x` (four accumulators each, like [`dot`]).
+#[inline]
+pub fn dot2(x: &[f64], a: &[f64], b: &[f64]) -> (f64, f64) {
+    debug_assert!(x.len() == a.len() && x.len() == b.len());
+    let (mut s, mut t) = ([0.0f64; 4], [0.0f64; 4]);
+    let (cx, ca, cb) = (x.chunks_exact(4), a.chunks_exact(4), b.chunks_exact(4));
+    let (rx, ra, rb) = (cx.remainder(), ca.remainder(), cb.remainder());
+    for ((x, a), b) in cx.zip(ca).zip(cb) {
+        for q in 0..4 {
+            s[q] += x[q] * a[q];
+            t[q] += x[q] * b[q];
+        }
+    }
+    let (mut ts, mut tt) = (0.0, 0.0);
+    for ((x, a), b) in rx.iter().zip(ra).zip(rb) {
+        ts += x * a;
+        tt += x * b;
+    }
+    (
+        (s[0] + s[1]) + (s[2] + s[3]) + ts,
+        (t[0] + t[1]) + (t[2] + t[3]) + tt,
+    )
+}
+
+/// The Moore–Penrose pseudo-inverse `A^+` (`m x n` for an `n x m` `A`) from a thin SVD:
+/// `V diag(1/s) U^T` over the singular values above `max(n, m) eps s_max` (the usual rank
+/// tolerance). The dense reference the LORETA pseudo-inverse updates are tested against.
+pub fn pinv(a: ArrayView2<'_, f64>) -> Result<Array2<f64>, LinalgError> {
+    let (n, m) = a.dim();
+    if n == 0 || m == 0 {
+        return Ok(Array2::zeros((m, n)));
+    }
+    let (u, s, v) = thin_svd(a)?;
+    let tol = (n.max(m) as f64) * f64::EPSILON * s[0];
+    let mut vs = v.clone();
+    for (j, &sj) in s.iter().enumerate() {
+        let inv = if sj > tol { 1.0 / sj } else { 0.0 };
+        vs.column_mut(j).mapv_inplace(|x| x * inv);
+    }
+    Ok(matmul(vs.view(), u.t()))
+}
+
+/// An orthonormal basis (as columns) of the orthogonal complement of the column space of
+/// `a` (`n x (n - rank)`), from a full SVD: the left singular vectors beyond the numerical
+/// rank (tolerance as in [`pinv`]).
+pub fn orthonormal_complement(a: ArrayView2<'_, f64>) -> Result<Array2<f64>, LinalgError> {
+    check_finite(a, "orthonormal_complement")?;
+    let (n, m) = a.dim();
+    if m == 0 {
+        return Ok(Array2::eye(n));
+    }
+    let a = a.as_standard_layout();
+    let svd = a
+        .view()
+        .into_faer()
+        .svd()
+        .map_err(|e| LinalgError(format!("SVD failed: {e:?}")))?;
+    let s = svd.S().column_vector();
+    let tol = (n.max(m) as f64) * f64::EPSILON * if s.nrows() > 0 { s[0] } else { 0.0 };
+    let rank = (0..s.nrows()).filter(|&i| s[i] > tol).count();
+    let u = svd.U().into_ndarray();
+    Ok(u.slice(ndarray::s![.., rank..]).to_owned())
+}
+
+/// `A^{+T} = A (A^T A)^{-1}` (`n x k`) of a tall `n x k` matrix of full column rank, via its
+/// thin SVD `A = U S V^T`: `U S^{-1} V^T`. Errors when `A` is not of full column rank (its
+/// smallest singular value is below `max(n, k) eps s_max`) or not finite.
+pub fn pinv_transposed_full_rank(a: ArrayView2<'_, f64>) -> Result<Array2<f64>, LinalgError> {
+    let (n, k) = a.dim();
+    if k == 0 {
+        return Ok(Array2::zeros((n, 0)));
+    }
+    let (u, s, v) = thin_svd(a)?;
+    let tol = (n.max(k) as f64) * f64::EPSILON * s[0];
+    if s.len() < k || !(s[k - 1] > tol) {
+        return Err(LinalgError(format!(
+            "matrix is not of full column rank {k} (singular values {} .. {})",
+            s[0],
+            s[s.len() - 1]
+        )));
+    }
+    let mut us = u;
+    for (j, &sj) in s.iter().enumerate() {
+        us.column_mut(j).mapv_inplace(|x| x / sj);
+    }
+    Ok(matmul(us.view(), v.t()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -258,5 +366,61 @@ mod tests {
         let mut a = Array2::<f64>::eye(3);
         a[[1, 1]] = f64::NAN;
         assert!(sym_eigen(a.view()).is_err());
+    }
+    #[test]
+    fn loreta_kernels_match_plain_loops() {
+        let (x, a, b): (Vec<f64>, Vec<f64>, Vec<f64>) = (0..11)
+            .map(|i| (i as f64 * 0.5 - 2.0, 1.0 - i as f64, (i * i) as f64 * 0.1))
+            .fold(
+                (vec![], vec![], vec![]),
+                |(mut p, mut q, mut r), (u, v, w)| {
+                    p.push(u);
+                    q.push(v);
+                    r.push(w);
+                    (p, q, r)
+                },
+            );
+        let (da, db) = dot2(&x, &a, &b);
+        let plain = |u: &[f64], v: &[f64]| u.iter().zip(v).map(|(p, q)| p * q).sum::<f64>();
+        assert!((da - plain(&x, &a)).abs() < 1e-12 && (db - plain(&x, &b)).abs() < 1e-12);
+        let mut y = x.clone();
+        axpy(&mut y, 2.0, &a);
+        axpy2(&mut y, -1.0, &b, 0.5, &x);
+        for i in 0..11 {
+            assert!((y[i] - (x[i] + 2.0 * a[i] - b[i] + 0.5 * x[i])).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn pinv_satisfies_the_penrose_conditions() {
+        // Full rank (tall and wide) and rank deficient (rank 3 of a 9 x 6 product).
+        let deficient = random(9, 3, 8).dot(&random(3, 6, 9));
+        for a in [random(10, 4, 6), random(4, 10, 7), deficient] {
+            let p = pinv(a.view()).unwrap();
+            assert_eq!(p.dim(), (a.ncols(), a.nrows()));
+            let apa = a.dot(&p).dot(&a);
+            let pap = p.dot(&a).dot(&p);
+            let (ap, pa) = (a.dot(&p), p.dot(&a));
+            assert!(max_abs(&(&apa - &a)) < 1e-12);
+            assert!(max_abs(&(&pap - &p)) < 1e-11 * (1.0 + max_abs(&p)));
+            assert!(max_abs(&(&ap - &ap.t())) < 1e-12);
+            assert!(max_abs(&(&pa - &pa.t())) < 1e-12);
+        }
+        let a = random(10, 4, 6);
+        let pt = pinv_transposed_full_rank(a.view()).unwrap();
+        assert!(max_abs(&(&pt.t() - &pinv(a.view()).unwrap())) < 1e-13);
+        let gram_inv = a.t().dot(&pt); // A^T A (A^T A)^{-1} = I
+        assert!(max_abs(&(&gram_inv - &Array2::<f64>::eye(4))) < 1e-12);
+        let deficient = random(9, 3, 8).dot(&random(3, 4, 9));
+        assert!(pinv_transposed_full_rank(deficient.view()).is_err());
+    }
+
+    #[test]
+    fn orthonormal_complement_spans_the_rest() {
+        let a = random(9, 3, 10);
+        let c = orthonormal_complement(a.view()).unwrap();
+        assert_eq!(c.dim(), (9, 6));
+        assert!(max_abs(&(&c.t().dot(&c) - &Array2::<f64>::eye(6))) < 1e-12);
+        assert!(max_abs(&c.t().dot(&a)) < 1e-12);
     }
 }

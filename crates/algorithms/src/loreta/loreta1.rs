@@ -1,0 +1,866 @@
+//! LORETA-1 (spec §2.3, [JMLR] Algorithm 4 with Algorithm 7): one retraction step for a
+//! rank-one descent `g1 g2^T` in `O((n+m)k)` time, carrying the pseudo-inverses.
+//!
+//! # Storage
+//!
+//! `A` (`n x k`), `B` (`m x k`) and the *transposed* pseudo-inverses `A^{+T}`, `B^{+T}` (same
+//! shapes), all row-major: **4nk floats** for `m = n` (16 MB at `n = m = 10^4`, `k = 50`),
+//! plus `2(n + m) + O(k)` floats of scratch. Row `i` of `A^{+T}` is column `i` of `A^+`, so
+//! `A^+ g1` for a sparse `g1` gathers `nnz(g1)` rows.
+//!
+//! # One step, fused
+//!
+//! The gradient factors `g1`, `g2` are sparse (a query document; a difference of two
+//! documents; the label indicator `u` of the multilabel hinge). The algorithm box is
+//! evaluated with the \[DERIVED\] closed forms of spec §2.3, which hold because `A^+ A = I`:
+//!
+//! ```text
+//! a1 = A^+ g1, b1 = B^+ g2, s = b1 . a1                 (gathers, O((nnz g1 + nnz g2) k))
+//! a2 = A a1 = P_A g1 = A^{+T} (A^T g1)                 (A^T g1: a gather)
+//! a3 = a2 (-1/2 + 3s/8) + g1 (1 - s/2),     Z1 = A + a3 b1^T
+//! b2 = P_B g2 = B^{+T} (B^T g2),
+//! b3 = b2 (-1/2 + 3s/8) + g2 (1 - s/2),     Z2 = B + b3 a1^T
+//! Algorithm 7 on (A, A^+, c = a3, d = b1):  v = A^+ a3 = (1/2 - s/8) a1,
+//!     beta = 1 + s/2 - s^2/8,  w = a3 - A v = (1 - s/2)(g1 - a2),
+//!     nv = A^{+T} b1,  nh = A^+ nv                     (and symmetrically for B with a1)
+//! ```
+//!
+//! so each factor costs two passes over its rows: a reading pass over `A^{+T}` (two dot
+//! products and one axpy per row: `a2`, `nv`, `nh`, and the norms `|w|`, `|nv|`, `|a3|`
+//! that choose the Algorithm 7 branch), then one writing pass over `A` and `A^{+T}`
+//! (`A_i += a3_i b1`, `A^{+T}_i += x_i r1 + y_i r2`, the branch's rank-two correction,
+//! see [`super::pinv`]). `P_A g1` is read off `A^{+T} A^T g1` instead of `A A^+ g1` (equal for
+//! the exact pseudo-inverse) so that `A` itself is only written. About `12 (n + m) k` flops
+//! per step; the literal Algorithm 7 ([`super::pinv::rank_one_update`]) would add a pass
+//! over each factor. The closed forms are checked against the literal algorithm (and both
+//! against SVD pseudo-inverses) in the tests.
+//!
+//! All updates read the *old* `A`, `A^+`, `B`, `B^+` (spec §2.3 in-place order \[CHOICE\]):
+//! the reading passes of both factors run before either is written.
+//!
+//! # Events and safeguards (spec §2.7)
+//!
+//! * A non-finite `s`, `beta`, `|w|` or `|nv|` is an [`AlgoError::Numerical`] (safeguard 2),
+//!   raised before anything is written.
+//! * The Algorithm 7 branch of each factor is counted ([`LoretaStats`], safeguard 3). A step
+//!   whose factor would lose rank (`beta = 0` and `w = 0`, spec §2.3: `s = 2 +- 2 sqrt 3`
+//!   with `g1` in `col(A)`) is skipped and counted (spec §2.4 \[CHOICE\]: skip).
+//! * [`Loreta1::pinv_drift`] / [`Loreta1::recompute_pinvs`]: the drift check of safeguard 1
+//!   (the learners run it every `check_every` steps).
+//! * [`Loreta1::rebalance`]: an extra safeguard, not in the papers: refactor `W = A B^T`
+//!   into balanced factors `A = U_A U S^{1/2}`, `B = U_B V S^{1/2}` (thin SVDs of both
+//!   factors and of the `k x k` core) with exact pseudo-inverses, `O((n+m)k^2)`. The
+//!   retraction depends on `W` and `xi` only (Theorem 3), not on the factorisation, so this
+//!   leaves the trajectory of `W` unchanged up to rounding (tested); it bounds the
+//!   imbalance `|A| / |B|` that the invariance `W = (A M)(B M^{-T})^T` lets drift.
+
+use super::model::{LoretaStats, LowRankModel};
+use super::pinv::{Coef, PinvBranch, PinvTolerances, correction};
+use crate::AlgoError;
+use crate::linalg::{axpy, axpy2, dot, dot2, matmul, pinv_transposed_full_rank, thin_svd};
+use ndarray::Array2;
+
+/// A sparse vector `scale * (indices, values)`, indices strictly increasing.
+#[derive(Debug, Clone, Copy)]
+pub struct ScaledSparse<'a> {
+    pub indices: &'a [usize],
+    pub values: &'a [f64],
+    pub scale: f64,
+}
+
+impl<'a> ScaledSparse<'a> {
+    pub fn new(indices: &'a [usize], values: &'a [f64], scale: f64) -> Self {
+        debug_assert_eq!(indices.len(), values.len());
+        Self {
+            indices,
+            values,
+            scale,
+        }
+    }
+
+    /// Whether every index is below `dim` (indices are increasing: the last one decides).
+    pub fn fits(&self, dim: usize) -> bool {
+        self.indices.last().is_none_or(|&i| i < dim)
+    }
+
+    /// Whether the vector is zero (empty, zero scale or all-zero values).
+    pub fn is_zero(&self) -> bool {
+        self.scale == 0.0 || self.values.iter().all(|&v| v == 0.0)
+    }
+}
+
+/// `out = F^T g` (or `F^{+} g` when `f` holds `F^{+T}`) for a sparse `g`: a gather of rows.
+fn gather(f: &[f64], k: usize, g: ScaledSparse<'_>, out: &mut [f64]) {
+    out.fill(0.0);
+    for (&i, &v) in g.indices.iter().zip(g.values) {
+        axpy(out, g.scale * v, &f[i * k..(i + 1) * k]);
+    }
+}
+
+/// Per-factor scratch: `proj = P g` and `nv` (length `n`), `nh`, `v`, `r1..r3` (length `k`).
+#[derive(Debug, Clone, Default)]
+struct Side {
+    proj: Vec<f64>,
+    nv: Vec<f64>,
+    nh: Vec<f64>,
+    v: Vec<f64>,
+    r1: Vec<f64>,
+    r2: Vec<f64>,
+    r3: Vec<f64>,
+    own: Vec<f64>,
+    cross: Vec<f64>,
+}
+
+impl Side {
+    fn new(n: usize, k: usize) -> Self {
+        Self {
+            proj: vec![0.0; n],
+            nv: vec![0.0; n],
+            nh: vec![0.0; k],
+            v: vec![0.0; k],
+            r1: vec![0.0; k],
+            r2: vec![0.0; k],
+            r3: vec![0.0; k],
+            own: vec![0.0; k],
+            cross: vec![0.0; k],
+        }
+    }
+}
+
+/// The scalars of a factor's reading pass.
+#[derive(Debug, Clone, Copy)]
+struct Norms {
+    nv2: f64,
+    w2: f64,
+    c2: f64,
+}
+
+/// Coefficients of `a3 = proj * p + g * q` and `w = (g - proj) * r` for a given `s`.
+#[derive(Debug, Clone, Copy)]
+struct Coefs {
+    p: f64,
+    q: f64,
+    r: f64,
+}
+
+impl Coefs {
+    fn new(s: f64) -> Self {
+        Self {
+            p: -0.5 + 0.375 * s,
+            q: 1.0 - 0.5 * s,
+            r: 1.0 - 0.5 * s,
+        }
+    }
+}
+
+/// Reading pass over `F^{+T}`: `proj_i = F^{+T}_i . cross` (`= (P_F g)_i`), `nv_i =
+/// F^{+T}_i . d`, `nh = sum nv_i F^{+T}_i`, and the norms of `nv`, `w`, `c = a3`.
+fn read_pass(
+    fp: &[f64],
+    k: usize,
+    g: ScaledSparse<'_>,
+    d: &[f64],
+    c: Coefs,
+    side: &mut Side,
+) -> Norms {
+    let Side {
+        proj,
+        nv,
+        nh,
+        cross,
+        ..
+    } = side;
+    nh.fill(0.0);
+    let (mut nv2, mut w2, mut c2) = (0.0, 0.0, 0.0);
+    let mut next = 0;
+    for (i, row) in fp.chunks_exact(k).enumerate() {
+        let (pi, ni) = dot2(row, cross, d);
+        proj[i] = pi;
+        nv[i] = ni;
+        axpy(nh, ni, row);
+        let gi = if g.indices.get(next) == Some(&i) {
+            next += 1;
+            g.scale * g.values[next - 1]
+        } else {
+            0.0
+        };
+        let wi = c.r * (gi - pi);
+        let ci = c.p * pi + c.q * gi;
+        nv2 += ni * ni;
+        w2 += wi * wi;
+        c2 += ci * ci;
+    }
+    Norms { nv2, w2, c2 }
+}
+
+/// Writing pass: `F_i += a3_i d`, `F^{+T}_i += x_i r1 + y_i r2`.
+#[allow(clippy::too_many_arguments)]
+fn write_pass(
+    f: &mut [f64],
+    fp: &mut [f64],
+    k: usize,
+    g: ScaledSparse<'_>,
+    d: &[f64],
+    c: Coefs,
+    x: Coef,
+    y: Coef,
+    side: &Side,
+) {
+    let mut next = 0;
+    for (i, (frow, prow)) in f
+        .chunks_exact_mut(k)
+        .zip(fp.chunks_exact_mut(k))
+        .enumerate()
+    {
+        let gi = if g.indices.get(next) == Some(&i) {
+            next += 1;
+            g.scale * g.values[next - 1]
+        } else {
+            0.0
+        };
+        let pi = side.proj[i];
+        let wi = c.r * (gi - pi);
+        let pick = |which: Coef| match which {
+            Coef::Zero => 0.0,
+            Coef::W => wi,
+            Coef::Nv => side.nv[i],
+        };
+        axpy(frow, c.p * pi + c.q * gi, d);
+        axpy2(prow, pick(x), &side.r1, pick(y), &side.r2);
+    }
+}
+
+/// What one LORETA-1 step did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Loreta1Step {
+    /// `s = tr M = b1 . a1`.
+    pub s: f64,
+    /// `beta = 1 + s/2 - s^2/8`, the `beta` of both pseudo-inverse updates.
+    pub beta: f64,
+    /// Algorithm 7 branches of the `A` and `B` updates.
+    pub branch_a: PinvBranch,
+    pub branch_b: PinvBranch,
+    /// `false` when the step was skipped (rank loss, or a zero gradient).
+    pub applied: bool,
+}
+
+/// The LORETA-1 state: the model `W = A B^T` and the transposed pseudo-inverses.
+#[derive(Debug, Clone)]
+pub struct Loreta1 {
+    model: LowRankModel,
+    ap: Array2<f64>,
+    bp: Array2<f64>,
+    tol: PinvTolerances,
+    side_a: Side,
+    side_b: Side,
+}
+
+fn numerical(what: &str, e: impl std::fmt::Display) -> AlgoError {
+    AlgoError::Numerical(format!("LORETA: {what}: {e}"))
+}
+
+impl Loreta1 {
+    /// Start from `W = A B^T` (both of full column rank `k`); the pseudo-inverses are computed
+    /// once, `O((n+m)k^2)` (spec §2.8).
+    pub fn new(a: Array2<f64>, b: Array2<f64>, tol: PinvTolerances) -> Result<Self, AlgoError> {
+        let k = a.ncols();
+        if k == 0 || b.ncols() != k {
+            return Err(AlgoError::Param(format!(
+                "LORETA: factors must have the same positive number of columns, got {} and {}",
+                k,
+                b.ncols()
+            )));
+        }
+        tol.validate()?;
+        let ap = pinv_transposed_full_rank(a.view()).map_err(|e| numerical("A", e))?;
+        let bp = pinv_transposed_full_rank(b.view()).map_err(|e| numerical("B", e))?;
+        let (n, m) = (a.nrows(), b.nrows());
+        Ok(Self {
+            model: LowRankModel::new(a, b),
+            ap: ap.as_standard_layout().into_owned(),
+            bp: bp.as_standard_layout().into_owned(),
+            tol,
+            side_a: Side::new(n, k),
+            side_b: Side::new(m, k),
+        })
+    }
+
+    pub fn model(&self) -> &LowRankModel {
+        &self.model
+    }
+
+    pub(crate) fn model_mut(&mut self) -> &mut LowRankModel {
+        &mut self.model
+    }
+
+    pub fn stats(&self) -> &LoretaStats {
+        &self.model.stats
+    }
+
+    /// `A^{+T}` (`n x k`).
+    pub fn a_pinv_t(&self) -> &Array2<f64> {
+        &self.ap
+    }
+
+    /// `B^{+T}` (`m x k`).
+    pub fn b_pinv_t(&self) -> &Array2<f64> {
+        &self.bp
+    }
+
+    /// Floats held by the state (factors and pseudo-inverses; scratch excluded): `2(n+m)k`.
+    pub fn memory_floats(&self) -> usize {
+        2 * (self.model.rows() + self.model.cols()) * self.model.rank()
+    }
+
+    /// One LORETA-1 step along the descent `g1 g2^T` (`g1` over the `n` rows of `W`, `g2` over
+    /// its `m` columns; the step size is folded into their scales). Skipped (and reported so)
+    /// when the descent is zero or a factor would lose rank.
+    pub fn step(
+        &mut self,
+        g1: ScaledSparse<'_>,
+        g2: ScaledSparse<'_>,
+    ) -> Result<Loreta1Step, AlgoError> {
+        let (n, m, k) = (self.model.rows(), self.model.cols(), self.model.rank());
+        if !g1.fits(n) || !g2.fits(m) {
+            return Err(AlgoError::Param(format!(
+                "LORETA: gradient factors exceed the model's {n} x {m} shape"
+            )));
+        }
+        let skipped = |s, beta, branch| Loreta1Step {
+            s,
+            beta,
+            branch_a: branch,
+            branch_b: branch,
+            applied: false,
+        };
+        if g1.is_zero() || g2.is_zero() {
+            return Ok(skipped(0.0, 1.0, PinvBranch::Generic));
+        }
+        let (a, b) = {
+            let m = &self.model;
+            (
+                m.a().as_slice().expect("standard layout"),
+                m.b().as_slice().expect("standard layout"),
+            )
+        };
+        let (ap, bp) = (
+            self.ap.as_slice().expect("standard layout"),
+            self.bp.as_slice().expect("standard layout"),
+        );
+        let (sa, sb) = (&mut self.side_a, &mut self.side_b);
+        // a1 = A^+ g1, A^T g1; b1 = B^+ g2, B^T g2.
+        gather(ap, k, g1, &mut sa.own);
+        gather(a, k, g1, &mut sa.cross);
+        gather(bp, k, g2, &mut sb.own);
+        gather(b, k, g2, &mut sb.cross);
+        let s = dot(&sa.own, &sb.own);
+        let beta = 1.0 + 0.5 * s - 0.125 * s * s;
+        if !s.is_finite() {
+            return Err(numerical("non-finite s = tr M", s));
+        }
+        let coefs = Coefs::new(s);
+        // Reading passes of both factors (old A^+, B^+), before anything is written.
+        let na = read_pass(ap, k, g1, &sb.own, coefs, sa);
+        let nb = read_pass(bp, k, g2, &sa.own, coefs, sb);
+        for (what, v) in [
+            ("|w_A|", na.w2),
+            ("|nv_A|", na.nv2),
+            ("|a3|", na.c2),
+            ("|w_B|", nb.w2),
+            ("|nv_B|", nb.nv2),
+            ("|b3|", nb.c2),
+        ] {
+            if !v.is_finite() {
+                return Err(numerical(&format!("non-finite {what}"), v));
+            }
+        }
+        let branch_a = PinvBranch::decide(beta, na.w2.sqrt(), na.c2.sqrt(), self.tol);
+        let branch_b = PinvBranch::decide(beta, nb.w2.sqrt(), nb.c2.sqrt(), self.tol);
+        let stats = &mut self.model.stats;
+        if branch_a == PinvBranch::RankLoss || branch_b == PinvBranch::RankLoss {
+            stats.rank_loss_skips += 1;
+            return Ok(Loreta1Step {
+                s,
+                beta,
+                branch_a,
+                branch_b,
+                applied: false,
+            });
+        }
+        stats.updates += 1;
+        if s.abs() > 1.0 {
+            stats.large_s += 1;
+        }
+        stats.max_abs_s = stats.max_abs_s.max(s.abs());
+        for br in [branch_a, branch_b] {
+            match br {
+                PinvBranch::Generic => stats.branch_generic += 1,
+                PinvBranch::BetaZero => stats.branch_beta_zero += 1,
+                PinvBranch::WZero => stats.branch_w_zero += 1,
+                PinvBranch::RankLoss => unreachable!("skipped above"),
+            }
+        }
+        // v = A^+ a3 = (1/2 - s/8) a1, and the branch's correction vectors.
+        let vs = 0.5 - 0.125 * s;
+        let coef_of = |side: &mut Side, branch, norms: Norms| {
+            for (v, &o) in side.v.iter_mut().zip(&side.own) {
+                *v = vs * o;
+            }
+            let Side {
+                v, nh, r1, r2, r3, ..
+            } = side;
+            let (x, y, _) = correction(branch, beta, norms.w2, norms.nv2, v, nh, r1, r2, r3);
+            (x, y)
+        };
+        let (xa, ya) = coef_of(sa, branch_a, na);
+        let (xb, yb) = coef_of(sb, branch_b, nb);
+        let (fa, fb) = self.model.factors_mut();
+        write_pass(
+            fa.as_slice_mut().expect("standard layout"),
+            self.ap.as_slice_mut().expect("standard layout"),
+            k,
+            g1,
+            &sb.own,
+            coefs,
+            xa,
+            ya,
+            sa,
+        );
+        write_pass(
+            fb.as_slice_mut().expect("standard layout"),
+            self.bp.as_slice_mut().expect("standard layout"),
+            k,
+            g2,
+            &sa.own,
+            coefs,
+            xb,
+            yb,
+            sb,
+        );
+        Ok(Loreta1Step {
+            s,
+            beta,
+            branch_a,
+            branch_b,
+            applied: true,
+        })
+    }
+
+    /// `max(|A^+ A - I|_max, |B^+ B - I|_max)`: how far the carried pseudo-inverses have
+    /// drifted (`O((n+m)k^2)`).
+    pub fn pinv_drift(&self) -> f64 {
+        let k = self.model.rank();
+        let eye = Array2::<f64>::eye(k);
+        let dev = |f: &Array2<f64>, fp: &Array2<f64>| {
+            (&matmul(fp.t(), f.view()) - &eye)
+                .iter()
+                .fold(0.0f64, |m, v| m.max(v.abs()))
+        };
+        dev(self.model.a(), &self.ap).max(dev(self.model.b(), &self.bp))
+    }
+
+    /// Recompute both pseudo-inverses from scratch (`O((n+m)k^2)`).
+    pub fn recompute_pinvs(&mut self) -> Result<(), AlgoError> {
+        self.ap =
+            pinv_transposed_full_rank(self.model.a().view()).map_err(|e| numerical("A", e))?;
+        self.bp =
+            pinv_transposed_full_rank(self.model.b().view()).map_err(|e| numerical("B", e))?;
+        self.model.stats.pinv_recomputes += 1;
+        Ok(())
+    }
+
+    /// Safeguard 1 of spec §2.7: recompute the pseudo-inverses when their drift exceeds
+    /// `tolerance`. Returns whether it fired.
+    pub fn check_pinvs(&mut self, tolerance: f64) -> Result<bool, AlgoError> {
+        let drift = self.pinv_drift();
+        if !drift.is_finite() {
+            return Err(numerical("non-finite pseudo-inverse drift", drift));
+        }
+        if drift > tolerance {
+            self.recompute_pinvs()?;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    /// Refactor `W = A B^T` into balanced factors with exact pseudo-inverses (module docs).
+    pub fn rebalance(&mut self) -> Result<(), AlgoError> {
+        let (a, b) = (self.model.a(), self.model.b());
+        let (ua, sa, va) = thin_svd(a.view()).map_err(|e| numerical("SVD of A", e))?;
+        let (ub, sb, vb) = thin_svd(b.view()).map_err(|e| numerical("SVD of B", e))?;
+        // core = S_A V_A^T V_B S_B (k x k).
+        let mut left = va.t().to_owned();
+        for (mut row, &s) in left.rows_mut().into_iter().zip(&sa) {
+            row *= s;
+        }
+        let mut right = vb.t().to_owned();
+        for (mut row, &s) in right.rows_mut().into_iter().zip(&sb) {
+            row *= s;
+        }
+        let core = matmul(left.view(), right.t());
+        let (u, s, v) = thin_svd(core.view()).map_err(|e| numerical("SVD of the core", e))?;
+        let k = s.len();
+        if !(s[k - 1] > 0.0) {
+            return Err(numerical("rebalance", "W has lost rank"));
+        }
+        let scaled = |basis: &Array2<f64>, rot: &Array2<f64>, pow: f64| {
+            let mut r = rot.clone();
+            for (mut col, &sj) in r.columns_mut().into_iter().zip(&s) {
+                col *= sj.powf(pow);
+            }
+            matmul(basis.view(), r.view())
+        };
+        let (na, nb) = (scaled(&ua, &u, 0.5), scaled(&ub, &v, 0.5));
+        self.ap = scaled(&ua, &u, -0.5);
+        self.bp = scaled(&ub, &v, -0.5);
+        let stats = self.model.stats;
+        self.model = LowRankModel::new(na, nb);
+        self.model.stats = stats;
+        self.model.stats.rebalances += 1;
+        Ok(())
+    }
+
+    /// Corrupt `A^{+T}` by `delta` at one entry (tests of the drift safeguard).
+    #[cfg(test)]
+    pub(crate) fn perturb_pinv(&mut self, delta: f64) {
+        self.ap[[0, 0]] += delta;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::linalg::pinv;
+    use crate::loreta::manifold::{loreta_r, naive_step};
+    use crate::loreta::pinv::{PinvScratch, rank_one_update};
+    use dyad_core::{Rng, SparseVec, seeded};
+    use ndarray::{Array1, Axis};
+    use rand::Rng as _;
+
+    fn random(n: usize, m: usize, rng: &mut Rng) -> Array2<f64> {
+        Array2::from_shape_fn((n, m), |_| rng.random_range(-1.0..1.0))
+    }
+
+    fn max_abs(a: &Array2<f64>) -> f64 {
+        a.iter().fold(0.0f64, |m, v| m.max(v.abs()))
+    }
+
+    /// A random sparse vector of dimension `d` with about `fill` of its entries non-zero.
+    fn sparse(d: usize, fill: f64, rng: &mut Rng) -> SparseVec {
+        let mut v = SparseVec::default();
+        for i in 0..d {
+            if rng.random::<f64>() < fill {
+                v.indices.push(i);
+                v.values.push(rng.random_range(-1.0..1.0));
+            }
+        }
+        if v.indices.is_empty() {
+            v.indices.push(0);
+            v.values.push(1.0);
+        }
+        v
+    }
+
+    fn dense(v: &SparseVec, d: usize, scale: f64) -> Array1<f64> {
+        Array1::from(v.to_dense(d)) * scale
+    }
+
+    fn outer(x: &Array1<f64>, y: &Array1<f64>) -> Array2<f64> {
+        x.view()
+            .insert_axis(Axis(1))
+            .dot(&y.view().insert_axis(Axis(0)))
+    }
+
+    const N: usize = 12;
+    const M: usize = 9;
+    const K: usize = 3;
+
+    #[test]
+    fn one_step_agrees_with_algorithms_2_and_3_and_carries_exact_pseudo_inverses() {
+        let mut rng = seeded(1);
+        for trial in 0..20 {
+            let (a, b) = (random(N, K, &mut rng), random(M, K, &mut rng));
+            let mut st = Loreta1::new(a.clone(), b.clone(), PinvTolerances::default()).unwrap();
+            let (g1, g2) = (sparse(N, 0.5, &mut rng), sparse(M, 0.5, &mut rng));
+            let eta = 0.3;
+            let out = st
+                .step(
+                    ScaledSparse::new(&g1.indices, &g1.values, eta),
+                    ScaledSparse::new(&g2.indices, &g2.values, 1.0),
+                )
+                .unwrap();
+            assert!(out.applied);
+            let (d1, d2) = (dense(&g1, N, eta), dense(&g2, M, 1.0));
+            let (z1, z2) = naive_step(a.view(), b.view(), outer(&d1, &d2).view()).unwrap();
+            let e1 = max_abs(&(st.model().a() - &z1));
+            let e2 = max_abs(&(st.model().b() - &z2));
+            assert!(e1 < 1e-12 && e2 < 1e-12, "trial {trial}: {e1:e} {e2:e}");
+            let (r1, r2) = loreta_r(
+                a.view(),
+                b.view(),
+                d1.view().insert_axis(Axis(1)),
+                d2.view().insert_axis(Axis(1)),
+            )
+            .unwrap();
+            assert!(max_abs(&(st.model().a() - &r1)) < 1e-12);
+            assert!(max_abs(&(st.model().b() - &r2)) < 1e-12);
+            // The carried pseudo-inverses are those of Z1 and Z2.
+            let pa = pinv(z1.view()).unwrap();
+            let pb = pinv(z2.view()).unwrap();
+            assert!(max_abs(&(&st.a_pinv_t().t() - &pa)) < 1e-11 * (1.0 + max_abs(&pa)));
+            assert!(max_abs(&(&st.b_pinv_t().t() - &pb)) < 1e-11 * (1.0 + max_abs(&pb)));
+            // beta = 1 + s/2 - s^2/8, and s = tr M with M = A^+ G B^{+T}.
+            let mm = pinv(a.view())
+                .unwrap()
+                .dot(&outer(&d1, &d2))
+                .dot(&pinv(b.view()).unwrap().t());
+            assert!((out.s - mm.diag().sum()).abs() < 1e-12);
+            assert_eq!(out.beta, 1.0 + out.s / 2.0 - out.s * out.s / 8.0);
+        }
+    }
+
+    /// The literal Algorithm 4 + Algorithm 7 (pseudo-inverse updates by
+    /// [`rank_one_update`], old factors for both), on dense factors.
+    struct Literal {
+        a: Array2<f64>,
+        b: Array2<f64>,
+        ap: Array2<f64>,
+        bp: Array2<f64>,
+    }
+
+    impl Literal {
+        /// One step; returns the `beta` of the two pseudo-inverse updates.
+        fn step(&mut self, g1: &Array1<f64>, g2: &Array1<f64>) -> (f64, f64) {
+            let k = self.a.ncols();
+            let a1 = self.ap.t().dot(g1);
+            let b1 = self.bp.t().dot(g2);
+            let a2 = self.a.dot(&a1);
+            let s = b1.dot(&a1);
+            let a3 = &a2 * (-0.5 + 0.375 * s) + g1 * (1.0 - 0.5 * s);
+            let b2 = self.bp.dot(&self.b.t().dot(g2));
+            let b3 = &b2 * (-0.5 + 0.375 * s) + g2 * (1.0 - 0.5 * s);
+            let tol = PinvTolerances::default();
+            let mut scratch = PinvScratch::default();
+            let pa = rank_one_update(
+                self.a.as_slice_mut().unwrap(),
+                self.ap.as_slice_mut().unwrap(),
+                k,
+                a3.as_slice().unwrap(),
+                b1.as_slice().unwrap(),
+                tol,
+                &mut scratch,
+            );
+            let pb = rank_one_update(
+                self.b.as_slice_mut().unwrap(),
+                self.bp.as_slice_mut().unwrap(),
+                k,
+                b3.as_slice().unwrap(),
+                a1.as_slice().unwrap(),
+                tol,
+                &mut scratch,
+            );
+            (pa.beta, pb.beta)
+        }
+    }
+
+    #[test]
+    fn fused_step_tracks_the_literal_algorithms_4_and_7_over_many_steps() {
+        let mut rng = seeded(2);
+        let (a, b) = (random(N, K, &mut rng), random(M, K, &mut rng));
+        let mut st = Loreta1::new(a.clone(), b.clone(), PinvTolerances::default()).unwrap();
+        let mut lit = Literal {
+            ap: st.a_pinv_t().clone(),
+            bp: st.b_pinv_t().clone(),
+            a,
+            b,
+        };
+        for _ in 0..200 {
+            let (g1, g2) = (sparse(N, 0.3, &mut rng), sparse(M, 0.3, &mut rng));
+            let eta = 0.1;
+            let out = st
+                .step(
+                    ScaledSparse::new(&g1.indices, &g1.values, eta),
+                    ScaledSparse::new(&g2.indices, &g2.values, 1.0),
+                )
+                .unwrap();
+            let (beta_a, beta_b) = lit.step(&dense(&g1, N, eta), &dense(&g2, M, 1.0));
+            // Both pseudo-inverse updates have beta = 1 + s/2 - s^2/8 (spec §2.10 item 7).
+            let closed = 1.0 + out.s / 2.0 - out.s * out.s / 8.0;
+            assert!((beta_a - closed).abs() < 1e-12 && (beta_b - closed).abs() < 1e-12);
+        }
+        let scale = 1.0 + max_abs(&lit.a) + max_abs(&lit.ap);
+        assert!(max_abs(&(st.model().a() - &lit.a)) < 1e-10 * scale);
+        assert!(max_abs(&(st.model().b() - &lit.b)) < 1e-10 * scale);
+        assert!(max_abs(&(st.a_pinv_t() - &lit.ap)) < 1e-10 * scale);
+        assert!(max_abs(&(st.b_pinv_t() - &lit.bp)) < 1e-10 * scale);
+        assert!(st.pinv_drift() < 1e-12);
+    }
+
+    /// `[I_k; 0]` (`n x k`).
+    fn truncated_identity(n: usize, k: usize) -> Array2<f64> {
+        Array2::from_shape_fn((n, k), |(i, j)| f64::from(u8::from(i == j)))
+    }
+
+    #[test]
+    fn special_branches_fire_where_the_closed_forms_say() {
+        let (n, k) = (10, 3);
+        let tol = PinvTolerances::default();
+        let id = || Loreta1::new(truncated_identity(n, k), truncated_identity(n, k), tol).unwrap();
+        // w = 0: with A = B = [I_k; 0], gradient factors supported on the first k coordinates
+        // lie in col(A) and col(B) exactly (spec §2.3 practical note).
+        let mut st = id();
+        let out = st
+            .step(
+                ScaledSparse::new(&[0, 2], &[0.3, -0.2], 1.0),
+                ScaledSparse::new(&[1], &[0.5], 1.0),
+            )
+            .unwrap();
+        assert_eq!(
+            (out.branch_a, out.branch_b),
+            (PinvBranch::WZero, PinvBranch::WZero)
+        );
+        assert_eq!(st.stats().branch_w_zero, 2);
+        let check_pinv = |st: &Loreta1| {
+            for (f, fp) in [
+                (st.model().a(), st.a_pinv_t()),
+                (st.model().b(), st.b_pinv_t()),
+            ] {
+                let p = pinv(f.view()).unwrap();
+                assert!(max_abs(&(&fp.t() - &p)) < 1e-12 * (1.0 + max_abs(&p)));
+            }
+        };
+        check_pinv(&st);
+        // beta = 0 (s = 2 - 2 sqrt 3) with w != 0 on both sides: g1 = e_0 + e_k,
+        // g2 = s e_0 + e_k, so a1 = e_0, b1 = s e_0.
+        let s0 = 2.0 - 2.0 * 3f64.sqrt();
+        let mut st = id();
+        let out = st
+            .step(
+                ScaledSparse::new(&[0, k], &[1.0, 1.0], 1.0),
+                ScaledSparse::new(&[0, k], &[s0, 1.0], 1.0),
+            )
+            .unwrap();
+        assert!(out.beta.abs() < 1e-15, "beta {}", out.beta);
+        assert_eq!(
+            (out.branch_a, out.branch_b),
+            (PinvBranch::BetaZero, PinvBranch::BetaZero)
+        );
+        assert!(out.applied);
+        check_pinv(&st);
+        // beta = 0 and w = 0: Z1 would lose rank; the step is skipped and counted.
+        let mut st = id();
+        let before = st.model().clone();
+        let out = st
+            .step(
+                ScaledSparse::new(&[0], &[1.0], 1.0),
+                ScaledSparse::new(&[0, k], &[s0, 1.0], 1.0),
+            )
+            .unwrap();
+        assert_eq!(out.branch_a, PinvBranch::RankLoss);
+        assert!(!out.applied);
+        assert_eq!(st.model().a(), before.a());
+        assert_eq!(st.model().b(), before.b());
+        assert_eq!(st.stats().rank_loss_skips, 1);
+        // A zero gradient is no step at all.
+        let out = st
+            .step(
+                ScaledSparse::new(&[], &[], 1.0),
+                ScaledSparse::new(&[1], &[1.0], 1.0),
+            )
+            .unwrap();
+        assert!(!out.applied);
+    }
+
+    #[test]
+    fn non_finite_gradients_are_errors_and_leave_the_model_untouched() {
+        let mut rng = seeded(3);
+        let mut st = Loreta1::new(
+            random(N, K, &mut rng),
+            random(M, K, &mut rng),
+            PinvTolerances::default(),
+        )
+        .unwrap();
+        let before = st.model().clone();
+        for bad in [f64::NAN, f64::INFINITY, 1e300] {
+            let err = st.step(
+                ScaledSparse::new(&[0, 3], &[1.0, bad], 1.0),
+                ScaledSparse::new(&[1], &[1e300], 1.0),
+            );
+            assert!(
+                matches!(err, Err(AlgoError::Numerical(_))),
+                "{bad}: {err:?}"
+            );
+        }
+        assert_eq!(st.model().a(), before.a());
+        assert_eq!(st.model().b(), before.b());
+        // Out-of-range indices are a parameter error.
+        let err = st.step(
+            ScaledSparse::new(&[N], &[1.0], 1.0),
+            ScaledSparse::new(&[0], &[1.0], 1.0),
+        );
+        assert!(matches!(err, Err(AlgoError::Param(_))));
+    }
+
+    #[test]
+    fn drift_check_fires_only_on_drift_and_repairs_it() {
+        let mut rng = seeded(4);
+        let mut st = Loreta1::new(
+            random(N, K, &mut rng),
+            random(M, K, &mut rng),
+            PinvTolerances::default(),
+        )
+        .unwrap();
+        for _ in 0..100 {
+            let (g1, g2) = (sparse(N, 0.3, &mut rng), sparse(M, 0.3, &mut rng));
+            st.step(
+                ScaledSparse::new(&g1.indices, &g1.values, 0.1),
+                ScaledSparse::new(&g2.indices, &g2.values, 1.0),
+            )
+            .unwrap();
+        }
+        assert!(!st.check_pinvs(1e-8).unwrap(), "drift {}", st.pinv_drift());
+        st.perturb_pinv(1e-6);
+        assert!(st.pinv_drift() > 1e-8);
+        assert!(st.check_pinvs(1e-8).unwrap());
+        assert!(st.pinv_drift() < 1e-13);
+        assert_eq!(st.stats().pinv_recomputes, 1);
+    }
+
+    #[test]
+    fn rebalancing_keeps_w_and_the_trajectory() {
+        let mut rng = seeded(5);
+        // Badly balanced start: A large, B small.
+        let (a, b) = (
+            random(N, K, &mut rng) * 100.0,
+            random(M, K, &mut rng) * 0.01,
+        );
+        let mut plain = Loreta1::new(a.clone(), b.clone(), PinvTolerances::default()).unwrap();
+        let mut balanced = plain.clone();
+        balanced.rebalance().unwrap();
+        let w0 = plain.model().to_dense();
+        assert!(max_abs(&(&balanced.model().to_dense() - &w0)) < 1e-12 * max_abs(&w0));
+        let (na, nb) = (max_abs(balanced.model().a()), max_abs(balanced.model().b()));
+        assert!(na / nb < 10.0 && nb / na < 10.0, "{na} {nb}");
+        assert!(balanced.pinv_drift() < 1e-12);
+        for t in 0..100 {
+            let (g1, g2) = (sparse(N, 0.3, &mut rng), sparse(M, 0.3, &mut rng));
+            for st in [&mut plain, &mut balanced] {
+                st.step(
+                    ScaledSparse::new(&g1.indices, &g1.values, 0.1),
+                    ScaledSparse::new(&g2.indices, &g2.values, 1.0),
+                )
+                .unwrap();
+            }
+            if t % 10 == 9 {
+                balanced.rebalance().unwrap();
+            }
+        }
+        let (wp, wb) = (plain.model().to_dense(), balanced.model().to_dense());
+        assert!(
+            max_abs(&(&wp - &wb)) < 1e-9 * max_abs(&wp),
+            "{}",
+            max_abs(&(&wp - &wb))
+        );
+        assert_eq!(balanced.stats().rebalances, 11);
+    }
+}
