@@ -173,8 +173,9 @@ pub fn thin_svd(a: ArrayView2<'_, f64>) -> Result<Svd, LinalgError> {
 
 // ---- loreta kernels ----
 
-/// `y += alpha x` (slices of equal length).
-#[inline]
+/// `y += alpha x` (slices of equal length). Elementwise, so any vector width gives the same
+/// bits; `inline(always)` so that it is compiled with the caller's target features.
+#[inline(always)]
 pub fn axpy(y: &mut [f64], alpha: f64, x: &[f64]) {
     debug_assert_eq!(y.len(), x.len());
     for (yi, &xi) in y.iter_mut().zip(x) {
@@ -183,7 +184,7 @@ pub fn axpy(y: &mut [f64], alpha: f64, x: &[f64]) {
 }
 
 /// `y += a1 x1 + a2 x2` (slices of equal length): a rank-two row update in one pass.
-#[inline]
+#[inline(always)]
 pub fn axpy2(y: &mut [f64], a1: f64, x1: &[f64], a2: f64, x2: &[f64]) {
     debug_assert!(y.len() == x1.len() && y.len() == x2.len());
     for ((yi, &u), &v) in y.iter_mut().zip(x1).zip(x2) {
@@ -191,28 +192,31 @@ pub fn axpy2(y: &mut [f64], a1: f64, x1: &[f64], a2: f64, x2: &[f64]) {
     }
 }
 
-/// `(x . a, x . b)` in one pass over `x` (four accumulators each, like [`dot`]).
-#[inline]
-pub fn dot2(x: &[f64], a: &[f64], b: &[f64]) -> (f64, f64) {
-    debug_assert!(x.len() == a.len() && x.len() == b.len());
-    let (mut s, mut t) = ([0.0f64; 4], [0.0f64; 4]);
-    let (cx, ca, cb) = (x.chunks_exact(4), a.chunks_exact(4), b.chunks_exact(4));
-    let (rx, ra, rb) = (cx.remainder(), ca.remainder(), cb.remainder());
-    for ((x, a), b) in cx.zip(ca).zip(cb) {
-        for q in 0..4 {
+/// `x . a` with eight accumulators in a fixed order, so the result is the same bits at any
+/// vector width (SSE2, AVX2 or AVX-512 lanes hold the same partial sums; no fused
+/// multiply-add); `inline(always)` so that it is compiled with the caller's target features.
+#[inline(always)]
+pub fn dot8(x: &[f64], a: &[f64]) -> f64 {
+    debug_assert_eq!(x.len(), a.len());
+    let mut s = [0.0f64; 8];
+    let (cx, ca) = (x.chunks_exact(8), a.chunks_exact(8));
+    let (rx, ra) = (cx.remainder(), ca.remainder());
+    for (x, a) in cx.zip(ca) {
+        for q in 0..8 {
             s[q] += x[q] * a[q];
-            t[q] += x[q] * b[q];
         }
     }
-    let (mut ts, mut tt) = (0.0, 0.0);
-    for ((x, a), b) in rx.iter().zip(ra).zip(rb) {
-        ts += x * a;
-        tt += x * b;
+    let mut tail = 0.0;
+    for (x, a) in rx.iter().zip(ra) {
+        tail += x * a;
     }
-    (
-        (s[0] + s[1]) + (s[2] + s[3]) + ts,
-        (t[0] + t[1]) + (t[2] + t[3]) + tt,
-    )
+    ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7])) + tail
+}
+
+/// `(x . a, x . b)` by [`dot8`] (two loops: a fused loop vectorises worse).
+#[inline(always)]
+pub fn dot2(x: &[f64], a: &[f64], b: &[f64]) -> (f64, f64) {
+    (dot8(x, a), dot8(x, b))
 }
 
 /// The Moore–Penrose pseudo-inverse `A^+` (`m x n` for an `n x m` `A`) from a thin SVD:

@@ -56,8 +56,9 @@
 
 use super::model::{LoretaStats, LowRankModel};
 use super::pinv::{Coef, PinvBranch, PinvTolerances, correction};
+use super::simd::{Isa, dot8, multiversion};
 use crate::AlgoError;
-use crate::linalg::{axpy, axpy2, dot, dot2, matmul, pinv_transposed_full_rank, thin_svd};
+use crate::linalg::{axpy, axpy2, dot, matmul, pinv_transposed_full_rank, thin_svd};
 use ndarray::Array2;
 
 /// A sparse vector `scale * (indices, values)`, indices strictly increasing.
@@ -155,7 +156,8 @@ impl Coefs {
 
 /// Reading pass over `F^{+T}`: `proj_i = F^{+T}_i . cross` (`= (P_F g)_i`), `nv_i =
 /// F^{+T}_i . d`, `nh = sum nv_i F^{+T}_i`, and the norms of `nv`, `w`, `c = a3`.
-fn read_pass(
+#[inline(always)]
+fn read_pass_body<const W: u8>(
     fp: &[f64],
     k: usize,
     g: ScaledSparse<'_>,
@@ -174,7 +176,7 @@ fn read_pass(
     let (mut nv2, mut w2, mut c2) = (0.0, 0.0, 0.0);
     let mut next = 0;
     for (i, row) in fp.chunks_exact(k).enumerate() {
-        let (pi, ni) = dot2(row, cross, d);
+        let (pi, ni) = (dot8::<W>(row, cross), dot8::<W>(row, d));
         proj[i] = pi;
         nv[i] = ni;
         axpy(nh, ni, row);
@@ -195,7 +197,8 @@ fn read_pass(
 
 /// Writing pass: `F_i += a3_i d`, `F^{+T}_i += x_i r1 + y_i r2`.
 #[allow(clippy::too_many_arguments)]
-fn write_pass(
+#[inline(always)]
+fn write_pass_body<const W: u8>(
     f: &mut [f64],
     fp: &mut [f64],
     k: usize,
@@ -230,6 +233,9 @@ fn write_pass(
     }
 }
 
+multiversion!(read_pass, read_pass_body, (fp: &[f64], k: usize, g: ScaledSparse<'_>, d: &[f64], c: Coefs, side: &mut Side) -> Norms);
+multiversion!(write_pass, write_pass_body, (f: &mut [f64], fp: &mut [f64], k: usize, g: ScaledSparse<'_>, d: &[f64], c: Coefs, x: Coef, y: Coef, side: &Side) -> ());
+
 /// What one LORETA-1 step did.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Loreta1Step {
@@ -253,6 +259,7 @@ pub struct Loreta1 {
     tol: PinvTolerances,
     side_a: Side,
     side_b: Side,
+    isa: Isa,
 }
 
 fn numerical(what: &str, e: impl std::fmt::Display) -> AlgoError {
@@ -282,15 +289,12 @@ impl Loreta1 {
             tol,
             side_a: Side::new(n, k),
             side_b: Side::new(m, k),
+            isa: Isa::detect(),
         })
     }
 
     pub fn model(&self) -> &LowRankModel {
         &self.model
-    }
-
-    pub(crate) fn model_mut(&mut self) -> &mut LowRankModel {
-        &mut self.model
     }
 
     pub fn stats(&self) -> &LoretaStats {
@@ -360,8 +364,9 @@ impl Loreta1 {
         }
         let coefs = Coefs::new(s);
         // Reading passes of both factors (old A^+, B^+), before anything is written.
-        let na = read_pass(ap, k, g1, &sb.own, coefs, sa);
-        let nb = read_pass(bp, k, g2, &sa.own, coefs, sb);
+        let isa = self.isa;
+        let na = read_pass(isa, ap, k, g1, &sb.own, coefs, sa);
+        let nb = read_pass(isa, bp, k, g2, &sa.own, coefs, sb);
         for (what, v) in [
             ("|w_A|", na.w2),
             ("|nv_A|", na.nv2),
@@ -416,6 +421,7 @@ impl Loreta1 {
         let (xb, yb) = coef_of(sb, branch_b, nb);
         let (fa, fb) = self.model.factors_mut();
         write_pass(
+            isa,
             fa.as_slice_mut().expect("standard layout"),
             self.ap.as_slice_mut().expect("standard layout"),
             k,
@@ -427,6 +433,7 @@ impl Loreta1 {
             sa,
         );
         write_pass(
+            isa,
             fb.as_slice_mut().expect("standard layout"),
             self.bp.as_slice_mut().expect("standard layout"),
             k,
@@ -518,6 +525,12 @@ impl Loreta1 {
         self.model.stats = stats;
         self.model.stats.rebalances += 1;
         Ok(())
+    }
+
+    /// Force the instruction set of the passes (tests: every version gives the same bits).
+    #[cfg(test)]
+    pub(crate) fn set_isa(&mut self, isa: Isa) {
+        self.isa = isa;
     }
 
     /// Corrupt `A^{+T}` by `delta` at one entry (tests of the drift safeguard).
@@ -862,5 +875,117 @@ mod tests {
             max_abs(&(&wp - &wb))
         );
         assert_eq!(balanced.stats().rebalances, 11);
+    }
+
+    #[test]
+    fn every_instruction_set_gives_the_same_bits() {
+        let mut rng = seeded(6);
+        let (n, k) = (40, 13); // k not a multiple of 8: remainders exercised
+        let (a, b) = (random(n, k, &mut rng), random(n, k, &mut rng));
+        let grads: Vec<(SparseVec, SparseVec)> = (0..30)
+            .map(|_| (sparse(n, 0.3, &mut rng), sparse(n, 0.3, &mut rng)))
+            .collect();
+        let run = |isa: Isa| {
+            let mut st = Loreta1::new(a.clone(), b.clone(), PinvTolerances::default()).unwrap();
+            st.set_isa(isa);
+            for (g1, g2) in &grads {
+                st.step(
+                    ScaledSparse::new(&g1.indices, &g1.values, 0.2),
+                    ScaledSparse::new(&g2.indices, &g2.values, 1.0),
+                )
+                .unwrap();
+            }
+            st
+        };
+        let base = run(Isa::Baseline);
+        for isa in Isa::available() {
+            let other = run(isa);
+            assert_eq!(other.model().a(), base.model().a(), "{isa:?}");
+            assert_eq!(other.model().b(), base.model().b(), "{isa:?}");
+            assert_eq!(other.a_pinv_t(), base.a_pinv_t(), "{isa:?}");
+            assert_eq!(other.b_pinv_t(), base.b_pinv_t(), "{isa:?}");
+        }
+    }
+
+    /// Spec §2.10 / the issue: a million LORETA-1 steps on random rank-one gradients keep
+    /// `W` of rank exactly `k`, the factors well conditioned and the carried pseudo-inverses
+    /// exact, with no safeguard. The gradients are those of a stochastic matrix-sensing loss
+    /// `(x^T (W - W*) y + e)^2 / 2` for random `x`, `y`, noise `e` and a fixed rank-`k`
+    /// target `W*`, so the trajectory stays bounded (a pure random walk would wander off in
+    /// norm and rank) while every step stays non-trivial.
+    #[test]
+    #[cfg_attr(debug_assertions, ignore = "a million steps: release mode only")]
+    fn a_million_random_rank_one_steps_stay_on_the_manifold() {
+        let (n, m, k) = (30, 20, 4);
+        let mut rng = seeded(11);
+        // W* = U diag(1..2) V^T.
+        let (u, _, _) = crate::linalg::thin_svd(random(n, k, &mut rng).view()).unwrap();
+        let (v, _, _) = crate::linalg::thin_svd(random(m, k, &mut rng).view()).unwrap();
+        let sv: Vec<f64> = (0..k).map(|j| 1.0 + j as f64 / (k - 1) as f64).collect();
+        let target = {
+            let mut us = u.clone();
+            for (mut col, &s) in us.columns_mut().into_iter().zip(&sv) {
+                col *= s;
+            }
+            us.dot(&v.t()).as_standard_layout().into_owned()
+        };
+        let mut st = Loreta1::new(
+            crate::loreta::init::truncated_identity(n, k),
+            crate::loreta::init::truncated_identity(m, k),
+            PinvTolerances::default(),
+        )
+        .unwrap();
+        let (idx_n, idx_m): (Vec<usize>, Vec<usize>) = ((0..n).collect(), (0..m).collect());
+        let (mut x, mut y) = (vec![0.0; n], vec![0.0; m]);
+        let (mut wx, mut ty) = (vec![0.0; k], vec![0.0; k]);
+        // Step 0.1 along the rank-one direction x y^T (|x||y| about 1): stable, and about
+        // 80 time constants n m / 0.1 in a million steps.
+        let eta = 0.1;
+        let steps = 1_000_000;
+        for _ in 0..steps {
+            // Uniform entries of variance 1/n (cheaper than Gaussian draws).
+            for v in x.iter_mut() {
+                *v = rng.random_range(-1.0..1.0) * (3.0 / n as f64).sqrt();
+            }
+            for v in y.iter_mut() {
+                *v = rng.random_range(-1.0..1.0) * (3.0 / m as f64).sqrt();
+            }
+            // residual r = x^T (W - W*) y, W = A B^T.
+            LowRankModel::project(st.model().a().view(), &idx_n, &x, &mut wx);
+            LowRankModel::project(st.model().b().view(), &idx_m, &y, &mut ty);
+            // Observation noise keeps every step non-trivial at the stationary point.
+            let noise = 0.05 * rng.random_range(-1.0..1.0);
+            let r = noise + dot(&wx, &ty)
+                - x.iter()
+                    .zip(target.rows())
+                    .map(|(xi, row)| xi * dot(row.as_slice().unwrap(), &y))
+                    .sum::<f64>();
+            st.step(
+                ScaledSparse::new(&idx_n, &x, -eta * r),
+                ScaledSparse::new(&idx_m, &y, 1.0),
+            )
+            .unwrap();
+        }
+        let w = st.model().to_dense();
+        let (_, s, _) = crate::linalg::thin_svd(w.view()).unwrap();
+        assert!(s[k - 1] > 0.5 && s[k] < 1e-12 * s[0], "singular values {s}");
+        let rel = max_abs(&(&w - &target)) / max_abs(&target);
+        assert!(rel < 0.2, "W far from W*: {rel}");
+        let cond = |f: &Array2<f64>| {
+            let (_, s, _) = crate::linalg::thin_svd(f.view()).unwrap();
+            s[0] / s[k - 1]
+        };
+        let (ca, cb) = (cond(st.model().a()), cond(st.model().b()));
+        assert!(ca < 100.0 && cb < 100.0, "cond(A) = {ca}, cond(B) = {cb}");
+        let drift = st.pinv_drift();
+        assert!(drift < 1e-10, "pseudo-inverse drift {drift:e}");
+        let stats = *st.stats();
+        assert_eq!(stats.rank_loss_skips, 0);
+        assert!(stats.updates > steps / 2);
+        eprintln!(
+            "after {steps} steps: sigma {s:.3}, |W - W*|/|W*| = {rel:.2e}, cond A {ca:.2}, \
+             cond B {cb:.2}, drift {drift:.2e}, max |s| {:.3}",
+            stats.max_abs_s
+        );
     }
 }
