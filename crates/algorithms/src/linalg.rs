@@ -269,7 +269,7 @@ pub fn pinv_transposed_full_rank(a: ArrayView2<'_, f64>) -> Result<Array2<f64>, 
     }
     let (u, s, v) = thin_svd(a)?;
     let tol = (n.max(k) as f64) * f64::EPSILON * s[0];
-    if s.len() < k || !(s[k - 1] > tol) {
+    if s.len() < k || s[k - 1].is_nan() || s[k - 1] <= tol {
         return Err(LinalgError(format!(
             "matrix is not of full column rank {k} (singular values {} .. {})",
             s[0],

@@ -1,6 +1,13 @@
 //! Baselines the papers compare against.
 
 pub mod euclidean;
+pub mod factored_gd;
+pub mod group_perceptron;
+pub mod infogain;
+pub mod iterative_pa;
 pub mod lego;
 pub mod lmnn;
+pub mod matrix_perceptron;
 pub mod mcml;
+pub mod naive_psd_gd;
+pub mod pa_v2;

@@ -152,7 +152,7 @@ impl FactoredSum {
         let core = matmul(scale_rows(&w1, &s1).view(), scale_rows(&w2, &s2).t());
         let (x, s, y) = thin_svd(core.view()).map_err(|e| fail(e.to_string()))?;
         let tol = 1e-12 * s.first().copied().unwrap_or(0.0);
-        if s.len() < k || !(s[k - 1] > tol) {
+        if s.len() < k || s[k - 1].is_nan() || s[k - 1] <= tol {
             return Err(fail(format!(
                 "the sum of {} subgradients has rank below {k}",
                 self.len

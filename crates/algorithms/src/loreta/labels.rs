@@ -96,7 +96,8 @@ pub(crate) fn label_problem(train: &LabeledSet) -> Result<(usize, Vec<usize>), A
 }
 
 /// One image drawn for a label learner: its row and the hinge of its scores, with `u` and
-/// `scores` filled. `None` when the loss is zero.
+/// `scores` filled. `None` when the loss is zero. `random_ties`: break ties in `ybar` at
+/// random (for a model that is still exactly zero, spec §3.2 \[CHOICE\]).
 pub(crate) fn draw_and_hinge<'t>(
     train: &'t LabeledSet,
     rows: &[usize],
@@ -104,11 +105,13 @@ pub(crate) fn draw_and_hinge<'t>(
     scores: &mut [f64],
     u: &mut SparseVec,
     rng: &mut Rng,
-) -> Result<Option<(sprs::CsVecView<'t, f64>, f64)>, AlgoError> {
+    random_ties: bool,
+) -> Result<Option<(usize, sprs::CsVecView<'t, f64>, f64)>, AlgoError> {
     let i = rows[rng.random_range(0..rows.len())];
     let p = train.x.outer_view(i).expect("row in range");
     model.score_labels(p, scores);
-    let Some(h) = multilabel_hinge(scores, relevant_labels(train, i), None, u) else {
+    let ties = if random_ties { Some(&mut *rng) } else { None };
+    let Some(h) = multilabel_hinge(scores, relevant_labels(train, i), ties, u) else {
         return Ok(None);
     };
     if !h.loss.is_finite() {
@@ -117,7 +120,7 @@ pub(crate) fn draw_and_hinge<'t>(
             h.loss
         )));
     }
-    Ok((h.loss > 0.0).then_some((p, h.loss)))
+    Ok((h.loss > 0.0).then_some((i, p, h.loss)))
 }
 
 impl LabelRanker for LoretaLabelsConfig {
@@ -145,8 +148,9 @@ impl LabelRanker for LoretaLabelsConfig {
                 &mut r.scores,
                 &mut r.u,
                 r.rng,
+                false,
             )?;
-            if let Some((p, _)) = drawn {
+            if let Some((_, p, _)) = drawn {
                 r.state.step(
                     ScaledSparse::new(
                         &r.u.indices,

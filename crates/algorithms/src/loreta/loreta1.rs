@@ -507,7 +507,7 @@ impl Loreta1 {
         let core = matmul(left.view(), right.t());
         let (u, s, v) = thin_svd(core.view()).map_err(|e| numerical("SVD of the core", e))?;
         let k = s.len();
-        if !(s[k - 1] > 0.0) {
+        if s[k - 1].is_nan() || s[k - 1] <= 0.0 {
             return Err(numerical("rebalance", "W has lost rank"));
         }
         let scaled = |basis: &Array2<f64>, rot: &Array2<f64>, pow: f64| {

@@ -6,10 +6,15 @@ use dyad_core::{LabeledSet, Rng, SparseVec};
 use rand::Rng as _;
 
 /// The triplet hinge `[1 - S(q, p+) + S(q, p-)]_+` from the margin `S(q, p+) - S(q, p-)`.
-/// Its descent direction is `g1 g2^T` with `g1 = q`, `g2 = p+ - p-` (spec §3.1).
+/// Its descent direction is `g1 g2^T` with `g1 = q`, `g2 = p+ - p-` (spec §3.1). A NaN
+/// margin (a model that has blown up) gives a NaN loss, never a silent 0.
 #[inline]
 pub fn triplet_hinge(margin: f64) -> f64 {
-    (1.0 - margin).max(0.0)
+    if margin.is_nan() {
+        f64::NAN
+    } else {
+        (1.0 - margin).max(0.0)
+    }
 }
 
 /// The labels of row `i`: its relevance list when the set has one, else its class.
@@ -166,6 +171,14 @@ mod tests {
         );
         // Every label relevant: no negative.
         assert!(multilabel_hinge(&[0.0, 1.0], &[0, 1], None, &mut u).is_none());
+    }
+
+    #[test]
+    fn triplet_hinge_values() {
+        assert_eq!(triplet_hinge(0.25), 0.75);
+        assert_eq!(triplet_hinge(3.0), 0.0);
+        assert!(triplet_hinge(f64::NAN).is_nan());
+        assert_eq!(triplet_hinge(f64::NEG_INFINITY), f64::INFINITY);
     }
 
     #[test]

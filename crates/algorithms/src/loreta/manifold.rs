@@ -188,11 +188,11 @@ pub fn loreta_r(
     let a2 = matmul(a, a1.view()); // n x r
     let q = matmul(b1.t(), a1.view()); // r x r
     let a3 =
-        &a2 * -0.5 + &(matmul(a2.view(), q.view()) * 0.375) + &g1 - &(matmul(g1, q.view()) * 0.5);
+        &a2 * -0.5 + &(matmul(a2.view(), q.view()) * 0.375) + g1 - &(matmul(g1, q.view()) * 0.5);
     let z1 = &a + &matmul(a3.view(), b1.t());
     let g2b = matmul(g2.t(), b); // r x k
     let b2 = matmul(g2b.view(), bp.view()); // r x m
-    let b3 = &b2 * -0.5 + &(matmul(q.view(), b2.view()) * 0.375) + &g2.t()
+    let b3 = &b2 * -0.5 + &(matmul(q.view(), b2.view()) * 0.375) + g2.t()
         - &(matmul(q.view(), g2.t()) * 0.5);
     let z2 = &b + &matmul(b3.t(), a1.t());
     Ok((z1, z2))

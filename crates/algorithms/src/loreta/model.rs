@@ -81,11 +81,6 @@ impl LowRankModel {
         &mut self.a
     }
 
-    /// `B`, mutable. Panics on a symmetric model.
-    pub(crate) fn b_mut(&mut self) -> &mut Array2<f64> {
-        self.b.as_mut().expect("B of a non-symmetric model")
-    }
-
     /// Both factors, mutable. Panics on a symmetric model.
     pub(crate) fn factors_mut(&mut self) -> (&mut Array2<f64>, &mut Array2<f64>) {
         (
@@ -125,6 +120,16 @@ impl LowRankModel {
         out.fill(0.0);
         for (&i, &v) in idx.iter().zip(val) {
             crate::linalg::axpy(out, v, &s[i * k..(i + 1) * k]);
+        }
+    }
+
+    /// `F[i, :] += scale x_i v` for the rows `i` in the support of the sparse `x`:
+    /// `O(nnz(x) k)`, the sparse rank-one update of the factored baselines.
+    pub fn add_outer_rows(f: &mut Array2<f64>, idx: &[usize], val: &[f64], scale: f64, v: &[f64]) {
+        let k = f.ncols();
+        let s = f.as_slice_mut().expect("standard layout");
+        for (&i, &x) in idx.iter().zip(val) {
+            crate::linalg::axpy(&mut s[i * k..(i + 1) * k], scale * x, v);
         }
     }
 
