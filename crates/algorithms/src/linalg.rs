@@ -192,33 +192,6 @@ pub fn axpy2(y: &mut [f64], a1: f64, x1: &[f64], a2: f64, x2: &[f64]) {
     }
 }
 
-/// `x . a` with eight accumulators in a fixed order, so the result is the same bits at any
-/// vector width (SSE2, AVX2 or AVX-512 lanes hold the same partial sums; no fused
-/// multiply-add); `inline(always)` so that it is compiled with the caller's target features.
-#[inline(always)]
-pub fn dot8(x: &[f64], a: &[f64]) -> f64 {
-    debug_assert_eq!(x.len(), a.len());
-    let mut s = [0.0f64; 8];
-    let (cx, ca) = (x.chunks_exact(8), a.chunks_exact(8));
-    let (rx, ra) = (cx.remainder(), ca.remainder());
-    for (x, a) in cx.zip(ca) {
-        for q in 0..8 {
-            s[q] += x[q] * a[q];
-        }
-    }
-    let mut tail = 0.0;
-    for (x, a) in rx.iter().zip(ra) {
-        tail += x * a;
-    }
-    ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7])) + tail
-}
-
-/// `(x . a, x . b)` by [`dot8`] (two loops: a fused loop vectorises worse).
-#[inline(always)]
-pub fn dot2(x: &[f64], a: &[f64], b: &[f64]) -> (f64, f64) {
-    (dot8(x, a), dot8(x, b))
-}
-
 /// The Moore–Penrose pseudo-inverse `A^+` (`m x n` for an `n x m` `A`) from a thin SVD:
 /// `V diag(1/s) U^T` over the singular values above `max(n, m) eps s_max` (the usual rank
 /// tolerance). The dense reference the LORETA pseudo-inverse updates are tested against.
@@ -384,9 +357,6 @@ mod tests {
                     (p, q, r)
                 },
             );
-        let (da, db) = dot2(&x, &a, &b);
-        let plain = |u: &[f64], v: &[f64]| u.iter().zip(v).map(|(p, q)| p * q).sum::<f64>();
-        assert!((da - plain(&x, &a)).abs() < 1e-12 && (db - plain(&x, &b)).abs() < 1e-12);
         let mut y = x.clone();
         axpy(&mut y, 2.0, &a);
         axpy2(&mut y, -1.0, &b, 0.5, &x);

@@ -232,7 +232,7 @@ impl LabelRanker for IterativePaConfig {
             let drawn = draw_and_hinge(
                 train,
                 &rows,
-                &s.model,
+                |x, out| s.model.score_labels(x, out),
                 &mut s.scores,
                 &mut s.u,
                 s.rng,

@@ -16,7 +16,9 @@ use super::triplet::{default_eta, default_rank, default_std, validate_common};
 use super::{Init, InitSpec, LabelRanker, LabelScorer, Safeguards, check_rank, step_size};
 use crate::AlgoError;
 use dyad_core::metrics::{QueryRanking, Retrieval, rank_query, summarize};
-use dyad_core::{CoreError, Flow, LabeledSet, Observer, Rng, Schedule, SparseVec, drive, steps};
+use dyad_core::{
+    Control, CoreError, Flow, LabeledSet, Observer, Rng, Schedule, SparseVec, Stepper, drive,
+};
 use rand::Rng as _;
 use serde::{Deserialize, Serialize};
 
@@ -101,7 +103,7 @@ pub(crate) fn label_problem(train: &LabeledSet) -> Result<(usize, Vec<usize>), A
 pub(crate) fn draw_and_hinge<'t>(
     train: &'t LabeledSet,
     rows: &[usize],
-    model: &dyn LabelScorer,
+    mut score: impl FnMut(sprs::CsVecView<'_, f64>, &mut [f64]),
     scores: &mut [f64],
     u: &mut SparseVec,
     rng: &mut Rng,
@@ -109,7 +111,7 @@ pub(crate) fn draw_and_hinge<'t>(
 ) -> Result<Option<(usize, sprs::CsVecView<'t, f64>, f64)>, AlgoError> {
     let i = rows[rng.random_range(0..rows.len())];
     let p = train.x.outer_view(i).expect("row in range");
-    model.score_labels(p, scores);
+    score(p, scores);
     let ties = if random_ties { Some(&mut *rng) } else { None };
     let Some(h) = multilabel_hinge(scores, relevant_labels(train, i), ties, u) else {
         return Ok(None);
@@ -134,56 +136,80 @@ impl LabelRanker for LoretaLabelsConfig {
         self.validate()?;
         let (n_labels, rows) = label_problem(train)?;
         check_rank("LORETA (labels)", self.rank, n_labels, train.dim())?;
-        struct Run<'r> {
+        struct Run<'a, 'r> {
+            config: &'a LoretaLabelsConfig,
+            train: &'a LabeledSet,
+            rows: &'a [usize],
             state: Loreta1,
             scores: Vec<f64>,
             u: SparseVec,
             rng: &'r mut Rng,
         }
-        let step = |r: &mut Run<'_>, t: u64| {
-            let drawn = draw_and_hinge(
-                train,
-                &rows,
-                r.state.model(),
-                &mut r.scores,
-                &mut r.u,
-                r.rng,
-                false,
-            )?;
-            if let Some((_, p, _)) = drawn {
-                r.state.step(
-                    ScaledSparse::new(
-                        &r.u.indices,
-                        &r.u.values,
-                        step_size(self.eta, self.eta_t0, t),
-                    ),
-                    ScaledSparse::new(p.indices(), p.data(), 1.0),
+        impl Stepper for Run<'_, '_> {
+            type Model = dyn LabelScorer;
+            type Error = AlgoError;
+
+            fn step(&mut self, t: u64) -> Result<Flow, AlgoError> {
+                let Self {
+                    config,
+                    train,
+                    rows,
+                    state,
+                    scores,
+                    u,
+                    rng,
+                } = self;
+                let drawn = draw_and_hinge(
+                    train,
+                    rows,
+                    |x, out| state.score_labels((x.indices(), x.data()), out),
+                    scores,
+                    u,
+                    rng,
+                    false,
                 )?;
+                if let Some((_, p, _)) = drawn {
+                    state.step(
+                        ScaledSparse::new(
+                            &u.indices,
+                            &u.values,
+                            step_size(config.eta, config.eta_t0, t),
+                        ),
+                        ScaledSparse::new(p.indices(), p.data(), 1.0),
+                    )?;
+                }
+                let s = &config.safeguards;
+                if s.check_due(t) {
+                    state.check_pinvs(s.drift_tolerance)?;
+                }
+                if s.rebalance_due(t) {
+                    state.rebalance()?;
+                }
+                Ok(Flow::Continue)
             }
-            let s = &self.safeguards;
-            if s.check_due(t) {
-                r.state.check_pinvs(s.drift_tolerance)?;
+
+            fn report(
+                &mut self,
+                _step: u64,
+                show: &mut dyn FnMut(&Self::Model) -> Control,
+            ) -> Result<Control, AlgoError> {
+                Ok(show(self.state.model()))
             }
-            if s.rebalance_due(t) {
-                r.state.rebalance()?;
-            }
-            Ok::<_, AlgoError>(Flow::Continue)
-        };
+        }
         drive(schedule, obs, || {
             let (a, b) = self
                 .init_spec()
                 .label_factors(train, &rows, n_labels, self.rank, rng)?;
             let state = Loreta1::new(a, b, self.safeguards.tolerances())?;
-            Ok(steps(
-                Run {
-                    state,
-                    scores: vec![0.0; n_labels],
-                    u: SparseVec::default(),
-                    rng,
-                },
-                step,
-                |r: &Run<'_>| -> &dyn LabelScorer { r.state.model() },
-            ))
+            Ok(Run {
+                config: self,
+                train,
+                rows: &rows,
+                state,
+                scores: vec![0.0; n_labels],
+                u: SparseVec::default(),
+                rng,
+            })
         })?;
         Ok(())
     }

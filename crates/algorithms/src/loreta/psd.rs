@@ -26,8 +26,9 @@ use super::model::{LoretaStats, LowRankModel};
 use super::pinv::{
     PinvBranch, PinvPlan, PinvScratch, PinvTolerances, apply_rank_one, plan_rank_one,
 };
+use super::simd::{BASE, dot2};
 use crate::AlgoError;
-use crate::linalg::{axpy, dot, dot2, pinv_transposed_full_rank};
+use crate::linalg::{axpy, dot, pinv_transposed_full_rank};
 use ndarray::Array2;
 
 /// What one LORETA-1-PSD step did.
@@ -147,7 +148,7 @@ impl Loreta1Psd {
         let (ca, cb, cc) = (-0.25 + 3.0 / 32.0 * s, 0.5 - 0.125 * s, 3.0 / 32.0);
         // Steps 8-9, the Y-parts: l1 = ca hat1 + cc n1 hat2, l2 = ca hat2 + cc n2 hat1.
         for (i, row) in y.chunks_exact(k).enumerate() {
-            let (p1, p2) = dot2(row, &self.h1, &self.h2);
+            let (p1, p2) = dot2::<BASE>(row, &self.h1, &self.h2);
             self.l1[i] = ca * p1 + cc * n1 * p2;
             self.l2[i] = ca * p2 + cc * n2 * p1;
         }

@@ -12,7 +12,9 @@ use super::psd::Loreta1Psd;
 use super::{Init, InitSpec, Safeguards, check_rank, positive, step_size};
 use crate::{AlgoError, Ranker};
 use dyad_core::sampling::TripletSampler;
-use dyad_core::{Flow, LabeledSet, Observer, Rng, Schedule, Scorer, SparseVec, drive, steps};
+use dyad_core::{
+    Control, Flow, LabeledSet, Observer, Rng, Schedule, Scorer, SparseVec, Stepper, drive,
+};
 use serde::{Deserialize, Serialize};
 
 pub(crate) fn default_rank() -> usize {
@@ -104,24 +106,19 @@ impl LoretaConfig {
     }
 }
 
-/// The training state of both triplet learners.
-struct Run<'r, S> {
-    state: S,
-    diff: SparseVec,
-    rng: &'r mut Rng,
-}
-
 /// What the two states share for the triplet loop.
 trait TripletState {
-    fn score(&self, q: (&[usize], &[f64]), p: (&[usize], &[f64])) -> f64;
+    /// `q^T W p` of the current model.
+    fn score(&mut self, q: (&[usize], &[f64]), p: (&[usize], &[f64])) -> f64;
     fn update(&mut self, g1: ScaledSparse<'_>, g2: ScaledSparse<'_>) -> Result<(), AlgoError>;
     fn safeguard(&mut self, s: &Safeguards, step: u64) -> Result<(), AlgoError>;
-    fn scorer(&self) -> &(dyn Scorer + 'static);
+    /// The model with every step applied.
+    fn scorer(&mut self) -> &(dyn Scorer + 'static);
 }
 
 impl TripletState for Loreta1 {
-    fn score(&self, q: (&[usize], &[f64]), p: (&[usize], &[f64])) -> f64 {
-        self.model().bilinear(q, p)
+    fn score(&mut self, q: (&[usize], &[f64]), p: (&[usize], &[f64])) -> f64 {
+        self.bilinear(q, p)
     }
     fn update(&mut self, g1: ScaledSparse<'_>, g2: ScaledSparse<'_>) -> Result<(), AlgoError> {
         self.step(g1, g2).map(|_| ())
@@ -135,13 +132,13 @@ impl TripletState for Loreta1 {
         }
         Ok(())
     }
-    fn scorer(&self) -> &(dyn Scorer + 'static) {
+    fn scorer(&mut self) -> &(dyn Scorer + 'static) {
         self.model()
     }
 }
 
 impl TripletState for Loreta1Psd {
-    fn score(&self, q: (&[usize], &[f64]), p: (&[usize], &[f64])) -> f64 {
+    fn score(&mut self, q: (&[usize], &[f64]), p: (&[usize], &[f64])) -> f64 {
         self.model().bilinear(q, p)
     }
     fn update(&mut self, g1: ScaledSparse<'_>, g2: ScaledSparse<'_>) -> Result<(), AlgoError> {
@@ -154,8 +151,59 @@ impl TripletState for Loreta1Psd {
         }
         Ok(())
     }
-    fn scorer(&self) -> &(dyn Scorer + 'static) {
+    fn scorer(&mut self) -> &(dyn Scorer + 'static) {
         self.model()
+    }
+}
+
+/// The training state of both triplet learners.
+struct Run<'a, 'r, S> {
+    train: &'a LabeledSet,
+    sampler: TripletSampler,
+    eta: f64,
+    eta_t0: Option<f64>,
+    safeguards: &'a Safeguards,
+    state: S,
+    diff: SparseVec,
+    rng: &'r mut Rng,
+}
+
+impl<S: TripletState> Stepper for Run<'_, '_, S> {
+    type Model = dyn Scorer;
+    type Error = AlgoError;
+
+    fn step(&mut self, t: u64) -> Result<Flow, AlgoError> {
+        let row = |i: usize| self.train.x.outer_view(i).expect("sampled row in range");
+        let tr = self.sampler.sample(self.rng);
+        let q = row(tr.query);
+        self.diff.set_difference(row(tr.positive), row(tr.negative));
+        let margin = self.state.score(
+            (q.indices(), q.data()),
+            (&self.diff.indices, &self.diff.values),
+        );
+        let loss = triplet_hinge(margin);
+        if !loss.is_finite() {
+            return Err(AlgoError::Numerical(format!(
+                "LORETA: non-finite loss {loss} at step {t}"
+            )));
+        }
+        if loss > 0.0 {
+            self.state.update(
+                ScaledSparse::new(q.indices(), q.data(), step_size(self.eta, self.eta_t0, t)),
+                ScaledSparse::new(&self.diff.indices, &self.diff.values, 1.0),
+            )?;
+        }
+        self.state.safeguard(self.safeguards, t)?;
+        Ok(Flow::Continue)
+    }
+
+    /// The model with every step applied (LORETA-1 flushes its deferred write: on the clock).
+    fn report(
+        &mut self,
+        _step: u64,
+        show: &mut dyn FnMut(&Self::Model) -> Control,
+    ) -> Result<Control, AlgoError> {
+        Ok(show(self.state.scorer()))
     }
 }
 
@@ -172,40 +220,18 @@ fn fit_triplets<S: TripletState>(
     build: impl FnOnce(&TripletSampler, &mut Rng) -> Result<S, AlgoError>,
 ) -> Result<(), AlgoError> {
     let sampler = TripletSampler::new(train)?;
-    let row = |i: usize| train.x.outer_view(i).expect("sampled row in range");
-    let step = |r: &mut Run<'_, S>, t: u64| {
-        let tr = sampler.sample(r.rng);
-        let q = row(tr.query);
-        r.diff.set_difference(row(tr.positive), row(tr.negative));
-        let margin = r
-            .state
-            .score((q.indices(), q.data()), (&r.diff.indices, &r.diff.values));
-        let loss = triplet_hinge(margin);
-        if !loss.is_finite() {
-            return Err(AlgoError::Numerical(format!(
-                "LORETA: non-finite loss {loss} at step {t}"
-            )));
-        }
-        if loss > 0.0 {
-            r.state.update(
-                ScaledSparse::new(q.indices(), q.data(), step_size(eta, eta_t0, t)),
-                ScaledSparse::new(&r.diff.indices, &r.diff.values, 1.0),
-            )?;
-        }
-        r.state.safeguard(safeguards, t)?;
-        Ok(Flow::Continue)
-    };
     drive(schedule, obs, || {
         let state = build(&sampler, rng)?;
-        Ok(steps(
-            Run {
-                state,
-                diff: SparseVec::default(),
-                rng,
-            },
-            step,
-            |r: &Run<'_, S>| r.state.scorer(),
-        ))
+        Ok(Run {
+            train,
+            sampler,
+            eta,
+            eta_t0,
+            safeguards,
+            state,
+            diff: SparseVec::default(),
+            rng,
+        })
     })?;
     Ok(())
 }
