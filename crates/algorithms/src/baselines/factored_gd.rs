@@ -5,7 +5,7 @@
 //! A <- A + eta q (B^T (p+ - p-))^T,    B <- B + eta (p+ - p-) (A^T q)^T
 //! ```
 //!
-//! simultaneously (both from the old `A`, `B`; [NIPS] prints `B_new = A + ...`, a typo, spec
+//! simultaneously (both from the old `A`, `B`; \[NIPS\] prints `B_new = A + ...`, a typo, spec
 //! §9.5). The papers report it "very unstable, often causing the models to diverge" and do not
 //! plot it; it is here for completeness and as the direction rule of PA v2
 //! ([`crate::baselines::pa_v2`]). A step that produces non-finite factors is an

@@ -233,22 +233,8 @@ impl LabelRanker for GroupPerceptronConfig {
 mod tests {
     use super::*;
     use crate::baselines::matrix_perceptron::MatrixPerceptronConfig;
-    use crate::fixtures::multilabel_data;
-    use crate::loreta::label_ranking_map;
-    use dyad_core::{Checkpoint, Control, seeded};
-
-    struct Maps(LabeledSet, Vec<f64>, Vec<u64>);
-    impl Observer<dyn LabelScorer> for Maps {
-        fn checkpoint(&mut self, _: Checkpoint, m: &dyn LabelScorer) -> Control {
-            self.1.push(label_ranking_map(m, &self.0, 3).map);
-            let mut out = vec![0.0; m.n_labels()];
-            for i in 0..self.0.n() {
-                m.score_labels(self.0.x.outer_view(i).unwrap(), &mut out);
-                self.2.extend(out.iter().map(|v| v.to_bits()));
-            }
-            Control::Continue
-        }
-    }
+    use crate::fixtures::{LabelRecord, LabelScores, multilabel_data};
+    use dyad_core::seeded;
 
     #[test]
     fn mirror_map_is_the_gradient_of_the_half_squared_group_norm() {
@@ -293,22 +279,22 @@ mod tests {
     fn p_two_is_the_matrix_perceptron_and_the_default_learns() {
         let (train, test) = (multilabel_data(240, 40, 1), multilabel_data(120, 40, 2));
         let schedule = Schedule::new(vec![0, 2000]);
-        let mut group = Maps(test.clone(), Vec::new(), Vec::new());
+        let mut group = LabelScores(test.clone(), Vec::new());
         GroupPerceptronConfig {
             eta: 1.0,
             p: Some(2.0),
         }
         .fit(&train, &schedule, &mut seeded(5), &mut group)
         .unwrap();
-        let mut plain = Maps(test.clone(), Vec::new(), Vec::new());
+        let mut plain = LabelScores(test.clone(), Vec::new());
         MatrixPerceptronConfig::default()
             .fit(&train, &schedule, &mut seeded(5), &mut plain)
             .unwrap();
         assert_eq!(
-            group.2, plain.2,
+            group.1, plain.1,
             "p = 2 must reproduce the matrix perceptron"
         );
-        let mut obs = Maps(test, Vec::new(), Vec::new());
+        let mut obs = LabelRecord::new(test);
         GroupPerceptronConfig::default()
             .fit(
                 &train,
@@ -317,7 +303,8 @@ mod tests {
                 &mut obs,
             )
             .unwrap();
-        assert!(obs.1[1] > 0.9 && obs.1[1] > obs.1[0] + 0.3, "{:?}", obs.1);
+        let m = obs.maps();
+        assert!(m[1] > 0.9 && m[1] > m[0] + 0.3, "{m:?}");
         assert!(
             GroupPerceptronConfig {
                 p: Some(1.5),

@@ -4,7 +4,7 @@
 //! # The update
 //!
 //! `W = A B^T` with the same factors, ranks and initialisations as LORETA; "iteratively
-//! optimize over A given a fixed B and vice versa" ([JMLR] 7.1.4), each half a PA-I step on
+//! optimize over A given a fixed B and vice versa" (\[JMLR\] 7.1.4), each half a PA-I step on
 //! the loss linearised in that factor. For a descent direction `g1 g2^T` of a loss `l > 0`:
 //!
 //! ```text
@@ -13,7 +13,7 @@
 //! tau_B = min(C, l / (|g2|^2 |A^T g1|^2)),   B <- B + tau_B g2 (A^T g1)^T
 //! ```
 //!
-//! (the [JMLR] step sizes; [NIPS] prints `max` for `min`, a typo, spec §9.4). A half-step
+//! (the \[JMLR\] step sizes; \[NIPS\] prints `max` for `min`, a typo, spec §9.4). A half-step
 //! whose denominator is zero is skipped.
 //!
 //! * **Triplets** (20NG, [`crate::Ranker`]): `g1 = q`, `g2 = p+ - p-`, `l = [1 - q^T W (p+ -
@@ -302,10 +302,9 @@ impl LabelRanker for IterativePaConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::{Record, Scores, multilabel_data, nuisance_data};
-    use crate::loreta::label_ranking_map;
+    use crate::fixtures::{LabelRecord, Record, Scores, multilabel_data, nuisance_data};
     use dyad_core::observe::NullObserver;
-    use dyad_core::{Checkpoint, Control, seeded};
+    use dyad_core::seeded;
     use ndarray::{Array1, Array2, Axis};
     use rand::Rng as _;
 
@@ -394,15 +393,8 @@ mod tests {
         assert_eq!(run(5), run(5));
         assert_ne!(run(5), run(6));
 
-        struct Last(LabeledSet, Vec<f64>);
-        impl Observer<dyn LabelScorer> for Last {
-            fn checkpoint(&mut self, _: Checkpoint, m: &dyn LabelScorer) -> Control {
-                self.1.push(label_ranking_map(m, &self.0, 3).map);
-                Control::Continue
-            }
-        }
         let (ltrain, ltest) = (multilabel_data(240, 40, 1), multilabel_data(120, 40, 2));
-        let mut obs = Last(ltest, Vec::new());
+        let mut obs = LabelRecord::new(ltest);
         LabelRanker::fit(
             &cfg,
             &ltrain,
@@ -411,7 +403,8 @@ mod tests {
             &mut obs,
         )
         .unwrap();
-        assert!(obs.1[1] > 0.9 && obs.1[1] > obs.1[0] + 0.2, "{:?}", obs.1);
+        let m = obs.maps();
+        assert!(m[1] > 0.9 && m[1] > m[0] + 0.2, "{m:?}");
     }
 
     #[test]

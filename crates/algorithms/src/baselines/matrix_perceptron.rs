@@ -196,23 +196,14 @@ impl LabelRanker for MatrixPerceptronConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::multilabel_data;
-    use crate::loreta::label_ranking_map;
-    use dyad_core::{Checkpoint, Control, seeded};
-
-    pub(crate) struct Maps(pub LabeledSet, pub Vec<f64>);
-    impl Observer<dyn LabelScorer> for Maps {
-        fn checkpoint(&mut self, _: Checkpoint, m: &dyn LabelScorer) -> Control {
-            self.1.push(label_ranking_map(m, &self.0, 3).map);
-            Control::Continue
-        }
-    }
+    use crate::fixtures::{LabelRecord, multilabel_data};
+    use dyad_core::seeded;
 
     #[test]
     fn both_rules_learn_the_label_problem() {
         let (train, test) = (multilabel_data(240, 40, 1), multilabel_data(120, 40, 2));
         for rule in [PerceptronRule::Perceptron, PerceptronRule::Pa] {
-            let mut obs = Maps(test.clone(), Vec::new());
+            let mut obs = LabelRecord::new(test.clone());
             MatrixPerceptronConfig {
                 rule,
                 ..Default::default()
@@ -224,11 +215,8 @@ mod tests {
                 &mut obs,
             )
             .unwrap();
-            assert!(
-                obs.1[1] > 0.95 && obs.1[1] > obs.1[0] + 0.3,
-                "{rule:?}: {:?}",
-                obs.1
-            );
+            let m = obs.maps();
+            assert!(m[1] > 0.95 && m[1] > m[0] + 0.3, "{rule:?}: {m:?}");
         }
     }
 

@@ -1,4 +1,4 @@
-//! Naive PSD gradient descent (LORETA spec §4, B2; [JMLR] Fig. 3c): `W = A A^T` (`d x k`) and,
+//! Naive PSD gradient descent (LORETA spec §4, B2; \[JMLR\] Fig. 3c): `W = A A^T` (`d x k`) and,
 //! on a triplet with loss `l = [1 - q^T A A^T (p+ - p-)]_+ > 0`, the plain gradient step on
 //! `A` (the gradient of `q^T A A^T g` in `A` is `(q g^T + g q^T) A`):
 //!
@@ -11,7 +11,7 @@
 //! invariance group is the orthogonal matrices. `eta` (0.1) is chosen by CV; initialisation
 //! `identity` (`A = [I_k; 0]`, the 20NG choice) or `gaussian`. Cost per step:
 //! `O((nnz q + nnz(p+ - p-)) k)`. The reported model is the symmetric
-//! [`LowRankModel`](crate::loreta::LowRankModel).
+//! [`LowRankModel`].
 
 use super::factored_gd::validate_factored;
 use crate::loreta::losses::triplet_hinge;

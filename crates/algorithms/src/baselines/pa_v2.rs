@@ -1,4 +1,4 @@
-//! "PA v2" / naive Passive-Aggressive on the factors (LORETA spec §4, B4; [NIPS] Fig. 2b
+//! "PA v2" / naive Passive-Aggressive on the factors (LORETA spec §4, B4; \[NIPS\] Fig. 2b
 //! only): `W = A B^T`, one step size "computed as with unfactored matrices",
 //!
 //! ```text

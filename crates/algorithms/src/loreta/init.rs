@@ -38,7 +38,7 @@ pub enum Init {
     Identity,
     /// The zero matrix via the first `2k` subgradients (module docs).
     Zero,
-    /// `A`, `B` with i.i.d. `N(0, init_std^2)` entries ("rand. init." of [NIPS]).
+    /// `A`, `B` with i.i.d. `N(0, init_std^2)` entries ("rand. init." of \[NIPS\]).
     Gaussian,
 }
 

@@ -248,37 +248,9 @@ pub type LabelRetrieval = Retrieval;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::multilabel_data;
+    use crate::fixtures::{LabelRecord, LabelScores, multilabel_data};
     use dyad_core::observe::NullObserver;
-    use dyad_core::{Checkpoint, Control, seeded};
-
-    /// Records `(step, label mAP on test)`.
-    pub(crate) struct LabelRecord {
-        pub test: LabeledSet,
-        pub seen: Vec<(Checkpoint, f64)>,
-    }
-
-    impl Observer<dyn LabelScorer> for LabelRecord {
-        fn checkpoint(&mut self, at: Checkpoint, model: &dyn LabelScorer) -> Control {
-            self.seen
-                .push((at, label_ranking_map(model, &self.test, 3).map));
-            Control::Continue
-        }
-    }
-
-    /// Every score of the reported models, bit for bit.
-    struct LabelScores(LabeledSet, Vec<u64>);
-
-    impl Observer<dyn LabelScorer> for LabelScores {
-        fn checkpoint(&mut self, _: Checkpoint, model: &dyn LabelScorer) -> Control {
-            let mut out = vec![0.0; model.n_labels()];
-            for i in 0..self.0.n() {
-                model.score_labels(self.0.x.outer_view(i).unwrap(), &mut out);
-                self.1.extend(out.iter().map(|v| v.to_bits()));
-            }
-            Control::Continue
-        }
-    }
+    use dyad_core::seeded;
 
     #[test]
     fn label_map_by_hand() {
@@ -308,10 +280,7 @@ mod tests {
     fn loreta_learns_to_rank_labels_from_every_initialisation() {
         let (train, test) = (multilabel_data(240, 40, 1), multilabel_data(120, 40, 2));
         for init in [Init::Identity, Init::Zero, Init::Gaussian] {
-            let mut obs = LabelRecord {
-                test: test.clone(),
-                seen: Vec::new(),
-            };
+            let mut obs = LabelRecord::new(test.clone());
             LoretaLabelsConfig {
                 rank: 4,
                 init,

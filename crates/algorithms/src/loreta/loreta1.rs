@@ -1,4 +1,4 @@
-//! LORETA-1 (spec §2.3, [JMLR] Algorithm 4 with Algorithm 7): one retraction step for a
+//! LORETA-1 (spec §2.3, \[JMLR\] Algorithm 4 with Algorithm 7): one retraction step for a
 //! rank-one descent `g1 g2^T` in `O((n+m)k)` time, carrying the pseudo-inverses.
 //!
 //! # Storage
@@ -46,7 +46,7 @@
 //! would add a pass over each factor. The closed forms are checked against the literal
 //! algorithm (and both against SVD pseudo-inverses) in the tests.
 //!
-//! **Speed.** The pass is compiled for AVX-512, AVX2 and the baseline ([`super::simd`]), the
+//! **Speed.** The pass is compiled for AVX-512, AVX2 and the baseline (`loreta/simd.rs`), the
 //! widest one chosen at run time, with bit-identical results. Measured (one core, shared
 //! machine; `benches/loreta_step.rs`): see the report; at `n = m = 10^4`, `k = 50` the step
 //! is about 2.7x the time of a bare read-modify-write pass over the 16 MB state.

@@ -131,7 +131,7 @@ pub fn retraction_theorem3(
     Ok(sandwich(&v1, &v2))
 }
 
-/// Naive Riemannian SGD (Algorithm 2, = [NIPS] Algorithm 1): one step from `W = A B^T` along
+/// Naive Riemannian SGD (Algorithm 2, = \[NIPS\] Algorithm 1): one step from `W = A B^T` along
 /// the ambient descent matrix `G` (`n x m`), through explicit complements and the factored
 /// retraction of Lemma 4:
 ///
@@ -157,7 +157,7 @@ pub fn naive_step(
     Ok((z1, z2))
 }
 
-/// LORETA-r (Algorithm 3, = [NIPS] Algorithm 2): one step from `W = A B^T` along the
+/// LORETA-r (Algorithm 3, = \[NIPS\] Algorithm 2): one step from `W = A B^T` along the
 /// descent `G1 G2^T` (`G1`: `n x r`, `G2`: `m x r`), never forming `A_perp`, `B_perp` or any
 /// `n x m` matrix. The pseudo-inverses are computed from scratch (step 1, `O((n+m)k^2)`);
 /// the rest is `O((n+m)(k+r)^2)`.
@@ -235,7 +235,7 @@ mod tests {
         assert!(max_abs(&(&again - &compact)) < 1e-12);
         let residual = &z - &compact;
         assert!((&residual * &compact).sum().abs() < 1e-12);
-        // The equivalent form A X^T + Y B^T of [JMLR] Eq. (5): the residual is (I-P_A) Z (I-P_B).
+        // The equivalent form A X^T + Y B^T of \[JMLR\] Eq. (5): the residual is (I-P_A) Z (I-P_B).
         let (pa, pb) = projectors(a.view(), b.view()).unwrap();
         let want = (Array2::<f64>::eye(N) - &pa)
             .dot(&z)

@@ -1,4 +1,4 @@
-//! The rank-one pseudo-inverse update of spec §2.4 ([JMLR] Algorithm 7, Meyer 1973), in the
+//! The rank-one pseudo-inverse update of spec §2.4 (\[JMLR\] Algorithm 7, Meyer 1973), in the
 //! corrected form of the spec: given `A` (`n x k`, full column rank) and `A^+`, the
 //! correction `G` with `(A + c d^T)^+ = A^+ + G`, in `O(nk)`.
 //!

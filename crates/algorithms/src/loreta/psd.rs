@@ -1,4 +1,4 @@
-//! LORETA-1-PSD (spec §2.5, [JMLR] Algorithm 5): `W = Y Y^T` on the manifold of `n x n` PSD
+//! LORETA-1-PSD (spec §2.5, \[JMLR\] Algorithm 5): `W = Y Y^T` on the manifold of `n x n` PSD
 //! matrices of rank `k`, one step along a rank-one descent `g1 g2^T` in `O(nk)`, carrying
 //! `Y^+`.
 //!

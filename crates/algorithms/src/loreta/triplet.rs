@@ -269,7 +269,7 @@ impl Ranker for LoretaConfig {
     }
 }
 
-/// Parameters of LORETA-1-PSD on triplets (spec §2.5, [JMLR] only): `W = Y Y^T`.
+/// Parameters of LORETA-1-PSD on triplets (spec §2.5, \[JMLR\] only): `W = Y Y^T`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LoretaPsdConfig {
@@ -535,5 +535,68 @@ mod tests {
         ] {
             assert!(matches!(cfg.validate(), Err(AlgoError::Param(_))));
         }
+    }
+
+    /// Records the statistics and every score of the reported models.
+    struct Stats(LabeledSet, Vec<Vec<(&'static str, f64)>>, Vec<f64>);
+
+    impl Observer for Stats {
+        fn checkpoint(&mut self, _: dyad_core::Checkpoint, m: &dyn Scorer) -> dyad_core::Control {
+            self.1.push(m.statistics());
+            let mut out = vec![0.0; self.0.n()];
+            for q in 0..self.0.n() {
+                m.score(self.0.x.outer_view(q).unwrap(), &self.0.x, &mut out);
+                self.2.extend_from_slice(&out);
+            }
+            dyad_core::Control::Continue
+        }
+    }
+
+    #[test]
+    fn safeguards_fire_on_schedule_and_leave_the_scores() {
+        // The drift check runs every 50 steps but never fires (the carried pseudo-inverses
+        // stay exact); rebalancing fires every 100 steps and changes the factors, not W.
+        let train = nuisance_data(40, 6, 3);
+        let stat = |s: &[(&'static str, f64)], name: &str| {
+            s.iter().find(|(n, _)| *n == name).map(|(_, v)| *v).unwrap()
+        };
+        let run = |safeguards: Safeguards| {
+            let mut obs = Stats(train.clone(), Vec::new(), Vec::new());
+            LoretaConfig {
+                rank: 3,
+                init: Init::Gaussian,
+                safeguards,
+                ..Default::default()
+            }
+            .fit(&train, &Schedule::last_only(1000), &mut seeded(2), &mut obs)
+            .unwrap();
+            obs
+        };
+        let plain = run(Safeguards::default());
+        let guarded = run(Safeguards {
+            check_every: 50,
+            rebalance_every: 100,
+            ..Default::default()
+        });
+        let (p, g) = (&plain.1[0], &guarded.1[0]);
+        assert_eq!(stat(p, "rebalances"), 0.0);
+        assert_eq!(stat(g, "rebalances"), 10.0);
+        assert_eq!(stat(g, "pinv_recomputes"), 0.0);
+        assert!(stat(p, "updates") > 100.0);
+        assert_eq!(stat(p, "rank_loss_skips"), 0.0);
+        assert_eq!(stat(p, "rank"), 3.0);
+        let worst = plain
+            .2
+            .iter()
+            .zip(&guarded.2)
+            .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+        assert!(worst < 1e-9, "rebalancing changed the scores by {worst}");
+        // A drift tolerance below rounding makes the check fire at every check.
+        let strict = run(Safeguards {
+            check_every: 50,
+            drift_tolerance: 1e-300,
+            ..Default::default()
+        });
+        assert_eq!(stat(&strict.1[0], "pinv_recomputes"), 20.0);
     }
 }
