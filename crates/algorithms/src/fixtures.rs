@@ -210,3 +210,88 @@ pub fn planted_orthogonal_tensor(k: usize, noise: f64, seed: u64) -> PlantedTens
         components,
     }
 }
+
+// ---- loreta family fixtures ----
+
+/// A small label-ranking problem in the shape of the ImageNet task (LORETA spec §3.2): six
+/// leaf labels (`0..6`) in two groups whose ancestors are labels 6 and 7. Row `i` has leaf
+/// `i % 6` as its class and relevance `[leaf, 6 + leaf / 3]`. Each leaf owns four of the `d`
+/// features (`d >= 30`) and each group two, at the same positions for every seed; a row
+/// mixes its leaf's and group's features with three random noise features, L2-normalised.
+/// Class names cover all eight labels.
+pub fn multilabel_data(n: usize, d: usize, seed: u64) -> LabeledSet {
+    assert!(d >= 30, "multilabel_data needs d >= 30");
+    let mut rng = seeded(seed);
+    let mut t = TriMat::new((n, d));
+    let mut relevance = Vec::with_capacity(n);
+    let labels: Vec<u32> = (0..n).map(|i| (i % 6) as u32).collect();
+    for (i, &leaf) in labels.iter().enumerate() {
+        let group = leaf as usize / 3;
+        let mut row = vec![0.0; d];
+        // Leaf features 4 leaf .. 4 leaf + 4 placed from the end, group features 24 + 2 g.
+        for j in 0..4 {
+            row[d - 1 - (4 * leaf as usize + j)] += rng.random_range(0.5..1.0);
+        }
+        for j in 0..2 {
+            row[d - 25 - (2 * group + j)] += rng.random_range(0.3..0.6);
+        }
+        for j in sample(&mut rng, d, 3) {
+            row[j] += rng.random_range(0.0..0.5);
+        }
+        let norm = row.iter().map(|v| v * v).sum::<f64>().sqrt();
+        for (j, v) in row.into_iter().enumerate() {
+            if v != 0.0 {
+                t.add_triplet(i, j, v / norm);
+            }
+        }
+        relevance.push(vec![leaf, 6 + group as u32]);
+    }
+    let names = (0..8).map(|c| format!("label{c}")).collect();
+    LabeledSet::new(t.to_csr(), labels, names, None)
+        .expect("consistent")
+        .with_relevance(relevance)
+        .expect("one list per row")
+}
+
+/// Records every checkpoint of a label ranker with the label-ranking mAP of the reported
+/// model on `test` ([`crate::loreta::label_ranking_map`]).
+pub struct LabelRecord {
+    pub test: LabeledSet,
+    pub seen: Vec<(Checkpoint, f64)>,
+}
+
+impl LabelRecord {
+    pub fn new(test: LabeledSet) -> Self {
+        Self {
+            test,
+            seen: Vec::new(),
+        }
+    }
+
+    /// The mAP at each checkpoint.
+    pub fn maps(&self) -> Vec<f64> {
+        self.seen.iter().map(|(_, m)| *m).collect()
+    }
+}
+
+impl Observer<dyn crate::loreta::LabelScorer> for LabelRecord {
+    fn checkpoint(&mut self, at: Checkpoint, model: &dyn crate::loreta::LabelScorer) -> Control {
+        let r = crate::loreta::label_ranking_map(model, &self.test, 5);
+        self.seen.push((at, r.map));
+        Control::Continue
+    }
+}
+
+/// Captures every label score of the reported label scorers on a set, bit for bit.
+pub struct LabelScores(pub LabeledSet, pub Vec<u64>);
+
+impl Observer<dyn crate::loreta::LabelScorer> for LabelScores {
+    fn checkpoint(&mut self, _: Checkpoint, model: &dyn crate::loreta::LabelScorer) -> Control {
+        let mut out = vec![0.0; model.n_labels()];
+        for i in 0..self.0.n() {
+            model.score_labels(self.0.x.outer_view(i).expect("row"), &mut out);
+            self.1.extend(out.iter().map(|v| v.to_bits()));
+        }
+        Control::Continue
+    }
+}

@@ -31,11 +31,35 @@ pub mod baselines;
 pub mod fixtures;
 pub mod givens;
 pub mod linalg;
+pub mod loreta;
 pub mod metric;
 pub mod oasis;
 pub mod params;
 
 pub use params::{Checked, ParamError};
+
+// The families' configurations, checked by their own `validate()`.
+checked_by_validate!(
+    aroma::DiagonalAromaConfig,
+    aroma::FactoredAromaConfig,
+    baselines::itml::ItmlConfig,
+    baselines::hier::HierConfig,
+    baselines::factored_gd::FactoredGdConfig,
+    baselines::naive_psd_gd::NaivePsdGdConfig,
+    baselines::pa_v2::PaV2Config,
+    baselines::iterative_pa::IterativePaConfig,
+    baselines::infogain::InfogainSelectedConfig,
+    baselines::matrix_perceptron::MatrixPerceptronConfig,
+    baselines::group_perceptron::GroupPerceptronConfig,
+    baselines::gpower::GPowerConfig,
+    baselines::tensor_power::TensorPowerConfig,
+    loreta::LoretaConfig,
+    loreta::LoretaPsdConfig,
+    loreta::LoretaLabelsConfig,
+    givens::GivensSpcaConfig,
+    givens::StreamingGivensSpcaConfig,
+    givens::GivensTensorConfig,
+);
 
 use dyad_core::{CoreError, LabelScorer, LabeledSet, Observer, Rng, Schedule};
 

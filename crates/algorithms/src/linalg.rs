@@ -343,6 +343,91 @@ impl SymPacked {
     }
 }
 
+// ---- loreta kernels ----
+
+/// `y += alpha x` (slices of equal length). Elementwise, so any vector width gives the same
+/// bits; `inline(always)` so that it is compiled with the caller's target features.
+#[inline(always)]
+pub fn axpy(y: &mut [f64], alpha: f64, x: &[f64]) {
+    debug_assert_eq!(y.len(), x.len());
+    for (yi, &xi) in y.iter_mut().zip(x) {
+        *yi += alpha * xi;
+    }
+}
+
+/// `y += a1 x1 + a2 x2` (slices of equal length): a rank-two row update in one pass.
+#[inline(always)]
+pub fn axpy2(y: &mut [f64], a1: f64, x1: &[f64], a2: f64, x2: &[f64]) {
+    debug_assert!(y.len() == x1.len() && y.len() == x2.len());
+    for ((yi, &u), &v) in y.iter_mut().zip(x1).zip(x2) {
+        *yi += a1 * u + a2 * v;
+    }
+}
+
+/// The Moore–Penrose pseudo-inverse `A^+` (`m x n` for an `n x m` `A`) from a thin SVD:
+/// `V diag(1/s) U^T` over the singular values above `max(n, m) eps s_max` (the usual rank
+/// tolerance). The dense reference the LORETA pseudo-inverse updates are tested against.
+pub fn pinv(a: ArrayView2<'_, f64>) -> Result<Array2<f64>, LinalgError> {
+    let (n, m) = a.dim();
+    if n == 0 || m == 0 {
+        return Ok(Array2::zeros((m, n)));
+    }
+    let (u, s, v) = thin_svd(a)?;
+    let tol = (n.max(m) as f64) * f64::EPSILON * s[0];
+    let mut vs = v.clone();
+    for (j, &sj) in s.iter().enumerate() {
+        let inv = if sj > tol { 1.0 / sj } else { 0.0 };
+        vs.column_mut(j).mapv_inplace(|x| x * inv);
+    }
+    Ok(matmul(vs.view(), u.t()))
+}
+
+/// An orthonormal basis (as columns) of the orthogonal complement of the column space of
+/// `a` (`n x (n - rank)`), from a full SVD: the left singular vectors beyond the numerical
+/// rank (tolerance as in [`pinv`]).
+pub fn orthonormal_complement(a: ArrayView2<'_, f64>) -> Result<Array2<f64>, LinalgError> {
+    check_finite(a, "orthonormal_complement")?;
+    let (n, m) = a.dim();
+    if m == 0 {
+        return Ok(Array2::eye(n));
+    }
+    let a = a.as_standard_layout();
+    let svd = a
+        .view()
+        .into_faer()
+        .svd()
+        .map_err(|e| LinalgError(format!("SVD failed: {e:?}")))?;
+    let s = svd.S().column_vector();
+    let tol = (n.max(m) as f64) * f64::EPSILON * if s.nrows() > 0 { s[0] } else { 0.0 };
+    let rank = (0..s.nrows()).filter(|&i| s[i] > tol).count();
+    let u = svd.U().into_ndarray();
+    Ok(u.slice(ndarray::s![.., rank..]).to_owned())
+}
+
+/// `A^{+T} = A (A^T A)^{-1}` (`n x k`) of a tall `n x k` matrix of full column rank, via its
+/// thin SVD `A = U S V^T`: `U S^{-1} V^T`. Errors when `A` is not of full column rank (its
+/// smallest singular value is below `max(n, k) eps s_max`) or not finite.
+pub fn pinv_transposed_full_rank(a: ArrayView2<'_, f64>) -> Result<Array2<f64>, LinalgError> {
+    let (n, k) = a.dim();
+    if k == 0 {
+        return Ok(Array2::zeros((n, 0)));
+    }
+    let (u, s, v) = thin_svd(a)?;
+    let tol = (n.max(k) as f64) * f64::EPSILON * s[0];
+    if s.len() < k || s[k - 1].is_nan() || s[k - 1] <= tol {
+        return Err(LinalgError(format!(
+            "matrix is not of full column rank {k} (singular values {} .. {})",
+            s[0],
+            s[s.len() - 1]
+        )));
+    }
+    let mut us = u;
+    for (j, &sj) in s.iter().enumerate() {
+        us.column_mut(j).mapv_inplace(|x| x / sj);
+    }
+    Ok(matmul(us.view(), v.t()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -479,5 +564,59 @@ mod tests {
         assert_eq!(id.min_diagonal(), 2.5);
         assert!(SymPacked::identity(usize::MAX).is_err());
         assert!(try_zeroed(usize::MAX, "huge").is_err());
+    }
+
+    #[test]
+    fn loreta_kernels_match_plain_loops() {
+        let (x, a, b): (Vec<f64>, Vec<f64>, Vec<f64>) = (0..11)
+            .map(|i| (i as f64 * 0.5 - 2.0, 1.0 - i as f64, (i * i) as f64 * 0.1))
+            .fold(
+                (vec![], vec![], vec![]),
+                |(mut p, mut q, mut r), (u, v, w)| {
+                    p.push(u);
+                    q.push(v);
+                    r.push(w);
+                    (p, q, r)
+                },
+            );
+        let mut y = x.clone();
+        axpy(&mut y, 2.0, &a);
+        axpy2(&mut y, -1.0, &b, 0.5, &x);
+        for i in 0..11 {
+            assert!((y[i] - (x[i] + 2.0 * a[i] - b[i] + 0.5 * x[i])).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn pinv_satisfies_the_penrose_conditions() {
+        // Full rank (tall and wide) and rank deficient (rank 3 of a 9 x 6 product).
+        let deficient = random(9, 3, 8).dot(&random(3, 6, 9));
+        for a in [random(10, 4, 6), random(4, 10, 7), deficient] {
+            let p = pinv(a.view()).unwrap();
+            assert_eq!(p.dim(), (a.ncols(), a.nrows()));
+            let apa = a.dot(&p).dot(&a);
+            let pap = p.dot(&a).dot(&p);
+            let (ap, pa) = (a.dot(&p), p.dot(&a));
+            assert!(max_abs(&(&apa - &a)) < 1e-12);
+            assert!(max_abs(&(&pap - &p)) < 1e-11 * (1.0 + max_abs(&p)));
+            assert!(max_abs(&(&ap - &ap.t())) < 1e-12);
+            assert!(max_abs(&(&pa - &pa.t())) < 1e-12);
+        }
+        let a = random(10, 4, 6);
+        let pt = pinv_transposed_full_rank(a.view()).unwrap();
+        assert!(max_abs(&(&pt.t() - &pinv(a.view()).unwrap())) < 1e-13);
+        let gram_inv = a.t().dot(&pt); // A^T A (A^T A)^{-1} = I
+        assert!(max_abs(&(&gram_inv - &Array2::<f64>::eye(4))) < 1e-12);
+        let deficient = random(9, 3, 8).dot(&random(3, 4, 9));
+        assert!(pinv_transposed_full_rank(deficient.view()).is_err());
+    }
+
+    #[test]
+    fn orthonormal_complement_spans_the_rest() {
+        let a = random(9, 3, 10);
+        let c = orthonormal_complement(a.view()).unwrap();
+        assert_eq!(c.dim(), (9, 6));
+        assert!(max_abs(&(&c.t().dot(&c) - &Array2::<f64>::eye(6))) < 1e-12);
+        assert!(max_abs(&c.t().dot(&a)) < 1e-12);
     }
 }

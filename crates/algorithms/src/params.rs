@@ -23,6 +23,29 @@ impl ParamError {
     }
 }
 
+/// A free-text validation error, not yet attributed to a parameter (`param` empty): the
+/// harness attributes it to the first parameter of the spec its message names.
+impl From<crate::AlgoError> for ParamError {
+    fn from(e: crate::AlgoError) -> Self {
+        match e {
+            crate::AlgoError::InvalidParam(p) => p,
+            other => ParamError::new("", other.to_string()),
+        }
+    }
+}
+
+/// `impl Checked` for configurations whose `validate()` returns an [`crate::AlgoError`].
+#[macro_export]
+macro_rules! checked_by_validate {
+    ($($t:ty),* $(,)?) => {
+        $(impl $crate::Checked for $t {
+            fn check(&self) -> Result<(), $crate::ParamError> {
+                self.validate().map_err($crate::ParamError::from)
+            }
+        })*
+    };
+}
+
 /// A configuration whose values can be checked without data.
 pub trait Checked {
     /// `Ok` when every parameter lies in its domain; otherwise the first one that does not.

@@ -38,8 +38,14 @@ pub trait Scorer: Sync {
 pub trait LabelScorer: Sync {
     /// Number of labels scored.
     fn n_labels(&self) -> usize;
+    /// Feature dimension the model expects.
+    fn dim(&self) -> usize;
     /// Fill `out[l]` with the score of label `l` for `query` (`out.len() == n_labels()`).
     fn score_labels(&self, query: CsVecView<'_, f64>, out: &mut [f64]);
+    /// Named statistics of the model, recorded with the final evaluation. None by default.
+    fn statistics(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
 }
 
 /// Scores a query against all candidates by first forming the dense vector `u` with

@@ -75,6 +75,10 @@ impl LabelScorer for Centroids {
         self.labels
     }
 
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
     fn score_labels(&self, query: CsVecView<'_, f64>, out: &mut [f64]) {
         let norm = query.data().iter().map(|v| v * v).sum::<f64>().sqrt();
         for (l, o) in out.iter_mut().enumerate().take(self.labels) {

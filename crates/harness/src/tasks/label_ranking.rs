@@ -375,6 +375,9 @@ mod tests {
             fn n_labels(&self) -> usize {
                 2
             }
+            fn dim(&self) -> usize {
+                2
+            }
             fn score_labels(&self, q: sprs::CsVecView<'_, f64>, out: &mut [f64]) {
                 let first = q.get(0).copied().unwrap_or(0.0) > 0.5;
                 out.copy_from_slice(if first { &[0.0, 1.0] } else { &[1.0, 0.0] });
