@@ -150,6 +150,21 @@ pub fn document(sections: &[Section<'_>], profile: Profile) -> Vec<Block> {
             )));
             continue;
         }
+        let stale = res.stale_code();
+        if !stale.is_empty() {
+            doc.push(Block::Para(format!(
+                "WARNING: {} of {} cells were computed by code that has changed since ({}). \
+                 If the change alters results, bump that solver's, task's or data set's \
+                 version to recompute exactly those cells.",
+                stale.iter().map(|(_, n)| n).sum::<usize>(),
+                res.cells.len(),
+                stale
+                    .iter()
+                    .map(|(what, n)| format!("{what}: {n}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
         for f in &s.figures {
             doc.push(Block::Image {
                 src: f.clone(),

@@ -175,6 +175,29 @@ impl<'a> ExperimentResults<'a> {
             })
     }
 
+    /// The cached cells whose stored source fingerprints differ from the current code's,
+    /// counted by what changed (`solver oasis`, `task label-ranking`, `data caltech256-standin`).
+    pub fn stale_code(&self) -> Vec<(String, usize)> {
+        let mut by: std::collections::BTreeMap<String, usize> = Default::default();
+        for (cell, r) in self.plan.cells.iter().zip(&self.cells) {
+            let Some(r) = r else { continue };
+            for (part, now) in &cell.code {
+                if r.code.get(part).is_some_and(|then| then != now) {
+                    let name = match part.as_str() {
+                        "solver" => format!("solver {}", self.plan.solvers[cell.solver].name),
+                        "task" => format!("task {}", self.plan.task.name()),
+                        "data" => {
+                            format!("data {}", self.plan.datasets[cell.dataset].resolved.name)
+                        }
+                        other => other.to_string(),
+                    };
+                    *by.entry(name).or_default() += 1;
+                }
+            }
+        }
+        by.into_iter().collect()
+    }
+
     pub fn missing(&self) -> usize {
         self.cells.iter().filter(|c| c.is_none()).count()
     }

@@ -5,8 +5,9 @@
 //! The spec knows no task: `[protocol]` holds the generic keys (repeats, seed, checkpoints)
 //! and one table per task (`[protocol.ranking]`, ...), which the task reads itself, with
 //! errors at their lines ([`LoadedSpec::typed`]). A spec may `extends` another of its paper:
-//! it then runs exactly that spec's cells (it inherits `datasets`, `protocol`, `solvers` and
-//! `choices`, which it may not redefine) and presents them its own way.
+//! it then runs that spec's cells (it inherits `datasets`, `protocol`, `solvers` and
+//! `choices`; it may add data sets, solvers and choices, but not redefine the protocol) and
+//! presents them its own way.
 
 use crate::profile::{PerProfile, Profile};
 use serde::{Deserialize, Deserializer};
@@ -560,7 +561,7 @@ pub struct SpecError {
     pub message: String,
 }
 
-/// The keys a spec inherits from the one it `extends`.
+/// The keys a spec inherits from the one it `extends` (it may add entries to the arrays).
 pub const INHERITED: [&str; 4] = ["datasets", "protocol", "solvers", "choices"];
 
 /// Offsets of the inherited parts are shifted past the spec's own source (by its length plus
@@ -632,15 +633,13 @@ impl LoadedSpec {
                 let text = std::fs::read_to_string(&file).map_err(|e| {
                     whole(format!("key `extends`: {}: {e}", file.display()), Some(at))
                 })?;
-                for key in INHERITED {
-                    if let Some((k, _)) = root.get_ref().get_key_value(key) {
-                        return Err(whole(
-                            format!(
-                                "key `{key}`: this spec extends `{name}` and inherits its `{key}`; remove it here"
-                            ),
-                            Some(line_of(&source, k.span().start)),
-                        ));
-                    }
+                if let Some((k, _)) = root.get_ref().get_key_value("protocol") {
+                    return Err(whole(
+                        format!(
+                            "key `protocol`: this spec extends `{name}` and inherits its protocol; remove it here"
+                        ),
+                        Some(line_of(&source, k.span().start)),
+                    ));
                 }
                 Some((file, text))
             }
@@ -724,9 +723,18 @@ impl LoadedSpec {
         let mut parent = parent.into_inner();
         shift_table(&mut parent, self.source.len() + 1);
         for key in INHERITED {
-            if let Some((k, v)) = parent.remove_entry(key) {
-                table.insert(k, v);
+            let Some((k, mut v)) = parent.remove_entry(key) else {
+                continue;
+            };
+            // Arrays (data sets, solvers, choices): the parent's entries, then this spec's.
+            if let (DeValue::Array(inherited), Some(own)) = (v.get_mut(), table.get(key))
+                && let DeValue::Array(added) = own.get_ref()
+            {
+                for item in added.iter() {
+                    inherited.push(item.clone());
+                }
             }
+            table.insert(k, v);
         }
         Ok(Spanned::new(span, table))
     }
@@ -1086,12 +1094,24 @@ name = "oasis"
         assert_eq!((path, line), (d.join("base.toml"), 21));
         let e = s.typed::<toml::Value>(&["protocol", "ranking"]).unwrap();
         assert_eq!(e["train_per_class"].as_integer(), Some(4));
-        // Redefining an inherited key is refused at its line.
+        // Solvers may be added: the parent's first, then the child's, each at its own line.
         std::fs::write(
             d.join("t.toml"),
-            format!("{child}[[solvers]]\nname = \"x\"\n"),
+            format!("{child}[[solvers]]\nname = \"euclidean\"\n"),
         )
         .unwrap();
+        let s = LoadedSpec::load(&d.join("t.toml")).unwrap();
+        let names: Vec<&str> = s
+            .spec
+            .solvers
+            .iter()
+            .map(|v| v.name.get_ref().as_str())
+            .collect();
+        assert_eq!(names, ["oasis", "euclidean"]);
+        let (path, line) = s.position(s.spec.solvers[1].name.span().start);
+        assert_eq!((path, line), (d.join("t.toml"), 6));
+        // Redefining the protocol is refused at its line.
+        std::fs::write(d.join("t.toml"), format!("{child}[protocol]\nseed = 2\n")).unwrap();
         let e = LoadedSpec::load(&d.join("t.toml")).unwrap_err();
         assert_eq!(e.line, Some(5), "{e}");
         assert!(e.to_string().contains("inherits"), "{e}");

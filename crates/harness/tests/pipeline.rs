@@ -202,6 +202,31 @@ fn a_solver_source_edit_changes_only_that_solvers_fingerprint() {
 }
 
 #[test]
+fn the_report_warns_when_a_cells_code_changed_since_it_ran() {
+    let f = fixture(SPEC);
+    let (mut plans, _) = plan_and_run(&f.ws, 2);
+    let res = ExperimentResults::load(&plans[0], &f.ws.cache());
+    assert!(res.stale_code().is_empty());
+    // As after an edit of OASIS's sources without a version bump: same keys, other code.
+    let oasis = plans[0]
+        .solvers
+        .iter()
+        .position(|s| s.name == "oasis")
+        .unwrap();
+    for c in plans[0].cells.iter_mut().filter(|c| c.solver == oasis) {
+        c.code.insert("solver".into(), "edited".into());
+    }
+    let res = ExperimentResults::load(&plans[0], &f.ws.cache());
+    assert_eq!(res.stale_code(), vec![("solver oasis".to_string(), 2)]);
+    let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
+    let md = std::fs::read_to_string(md).unwrap();
+    assert!(
+        md.contains("WARNING: 2 of 4 cells were computed by code that has changed"),
+        "{md}"
+    );
+}
+
+#[test]
 fn bumping_a_version_recomputes_exactly_the_affected_cells() {
     let f = fixture(SPEC);
     let (mut plans, first) = plan_and_run(&f.ws, 2);
@@ -490,6 +515,20 @@ fn every_committed_spec_parses_and_plans_at_both_profiles() {
     let ctx = ws.data_context();
     for p in [Profile::Quick, Profile::Paper] {
         let plans = ws.plan(&specs, p, &ctx).unwrap_or_else(|e| panic!("{e}"));
+        // Specs that extend J-F6 run its cells (J-T5 adds its own on top).
+        let keys = |id: &str| -> std::collections::BTreeSet<String> {
+            plans
+                .iter()
+                .find(|p| p.spec.id == id)
+                .unwrap()
+                .cells
+                .iter()
+                .map(|c| c.key.clone())
+                .collect()
+        };
+        assert_eq!(keys("oasis/table4"), keys("oasis/fig6"));
+        assert!(keys("oasis/table5").is_superset(&keys("oasis/fig6")));
+        assert!(keys("oasis/table5").len() > keys("oasis/fig6").len());
         for plan in &plans {
             assert!(!plan.cells.is_empty());
             // Without data every data set is a marked stand-in.
@@ -931,5 +970,77 @@ fn the_simulated_human_evaluation_adds_rater_records_to_the_ranking_cell() {
     assert!(
         err.contains("human-evaluation") && err.contains("web stand-in"),
         "{err}"
+    );
+}
+
+/// The second task (ranking labels per example) end to end, as the README's "Adding a task"
+/// shows it.
+const LABELS_SPEC: &str = r#"
+title = "labels"
+paper = "demo"
+figure = "L1"
+
+[[datasets]]
+id = "small"
+name = "caltech256-standin"
+params = { classes = 6, per_class = 20, dim = 200, seed = 5 }
+
+[protocol]
+repeats = 2
+seed = 3
+checkpoints = { max = 0 }
+
+[protocol.label_ranking]
+train_per_class = 12
+test_per_class = 8
+k_max = 3
+
+[[solvers]]
+name = "centroid"
+"#;
+
+#[test]
+fn a_second_task_ranks_labels_per_example() {
+    let f = fixture(LABELS_SPEC);
+    let (plans, s) = plan_and_run(&f.ws, 2);
+    assert!(s.ok(), "{:?}", s.failed);
+    assert_eq!(plans[0].task.name(), "labels-per-example");
+    let res = ExperimentResults::load(&plans[0], &f.ws.cache());
+    let sel = |metric: &str, k: Option<u32>| {
+        let v = res
+            .select(&dyad_harness::spec::Selector {
+                dataset: Some("small".into()),
+                solver: Some("centroid".into()),
+                metric: metric.into(),
+                set: "test".into(),
+                k,
+                coord: None,
+                at: dyad_harness::spec::At::Last,
+            })
+            .unwrap();
+        v.iter().sum::<f64>() / v.len() as f64
+    };
+    // Six labels, one relevant per example: chance 1/6; the centroids learn the classes.
+    assert!((sel("chance", None) - 1.0 / 6.0).abs() < 1e-12);
+    assert!(sel("map", None) > 0.5, "{}", sel("map", None));
+    assert!(sel("precision", Some(1)) > 1.0 / 6.0);
+    // The report's summary shows the task's headline metrics.
+    let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
+    let md = std::fs::read_to_string(md).unwrap();
+    assert!(
+        md.contains("label mAP (test)") && md.contains("label prec@1 (test)"),
+        "{md}"
+    );
+    // A ranker is not a label ranker: the family is checked when the plan is built.
+    let g = fixture(&LABELS_SPEC.replace("name = \"centroid\"", "name = \"oasis\""));
+    let ctx = g.ws.data_context();
+    let e =
+        g.ws.plan(&g.ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
+            .err()
+            .unwrap()
+            .to_string();
+    assert!(
+        e.contains("is a ranker") && e.contains("label-ranker"),
+        "{e}"
     );
 }

@@ -255,6 +255,146 @@ mod tests {
         assert_ne!(run(9), run(10));
     }
 
+    /// Reads every reported model back as a dense `W` (scoring unit basis vectors:
+    /// `S(e_i, e_j) = W_ij`) with its step.
+    struct Dense(LabeledSet, Vec<(u64, ndarray::Array2<f64>)>);
+
+    impl Dense {
+        fn new(d: usize) -> Self {
+            let rows: Vec<Vec<f64>> = (0..d)
+                .map(|i| (0..d).map(|j| f64::from(u8::from(i == j))).collect())
+                .collect();
+            Dense(
+                LabeledSet::from_dense_rows(&rows, vec![0; d], 1),
+                Vec::new(),
+            )
+        }
+    }
+
+    impl Observer for Dense {
+        fn checkpoint(&mut self, at: dyad_core::Checkpoint, model: &dyn Scorer) -> Control {
+            let d = self.0.n();
+            let mut w = ndarray::Array2::zeros((d, d));
+            let mut out = vec![0.0; d];
+            for i in 0..d {
+                model.score(self.0.x.outer_view(i).unwrap(), &self.0.x, &mut out);
+                w.row_mut(i).assign(&ndarray::ArrayView1::from(&out));
+            }
+            self.1.push((at.step, w));
+            Control::Continue
+        }
+    }
+
+    fn asymmetry(w: &ndarray::Array2<f64>) -> f64 {
+        (w - &w.t()).iter().fold(0.0f64, |m, v| m.max(v.abs()))
+    }
+
+    fn min_eigenvalue(w: &ndarray::Array2<f64>) -> f64 {
+        let (vals, _) =
+            crate::linalg::sym_eigen(crate::linalg::symmetrize(w.view()).view()).unwrap();
+        vals[0]
+    }
+
+    fn fit_dense(config: OasisConfig, steps: Vec<u64>) -> Vec<(u64, ndarray::Array2<f64>)> {
+        let train = nuisance_data(40, 7);
+        let mut obs = Dense::new(train.dim());
+        config
+            .fit(&train, &Schedule::new(steps), &mut seeded(5), &mut obs)
+            .unwrap();
+        obs.1
+    }
+
+    #[test]
+    fn psd_every_n_steps_projects_exactly_at_multiples_of_n() {
+        let n = 50;
+        let psd = OasisConfig {
+            c: 0.5,
+            psd: Psd::Every(n),
+            ..Default::default()
+        };
+        let seen = fit_dense(psd, vec![0, 1, n - 1, n, n + 1, 2 * n, 3 * n - 7]);
+        let plain = fit_dense(
+            OasisConfig {
+                c: 0.5,
+                ..Default::default()
+            },
+            vec![n - 1, n],
+        );
+        for (step, w) in &seen {
+            let projected = *step > 0 && step % n == 0;
+            if projected {
+                // Just projected: symmetric and positive semi-definite.
+                assert!(asymmetry(w) < 1e-12, "step {step}");
+                assert!(
+                    min_eigenvalue(w) > -1e-10,
+                    "step {step}: {}",
+                    min_eigenvalue(w)
+                );
+            }
+        }
+        // Between projections the PA steps leave the cone and symmetry: the schedule runs.
+        let (_, before) = seen.iter().find(|(s, _)| *s == n - 1).unwrap();
+        assert!(asymmetry(before) > 1e-6);
+        let (_, late) = seen.iter().find(|(s, _)| *s == 3 * n - 7).unwrap();
+        assert!(asymmetry(late) > 1e-6);
+        // Before the first projection PSD-every-n is plain OASIS, bit for bit; at step n it
+        // is the projection of plain OASIS's W.
+        assert_eq!(before, &plain[0].1);
+        let (_, at_n) = seen.iter().find(|(s, _)| *s == n).unwrap();
+        let expected = crate::linalg::psd_projection(plain[1].1.view()).unwrap();
+        assert!((at_n - &expected).iter().all(|v| v.abs() < 1e-12));
+        // The run learned an indefinite W without projection: the projection did something.
+        assert!(min_eigenvalue(&plain[1].1) < -1e-6 || asymmetry(&plain[1].1) > 1e-6);
+    }
+
+    #[test]
+    fn psd_after_and_symmetric_variants_report_their_transform_of_plain_oasis() {
+        let steps = vec![0, 30, 300];
+        let plain = fit_dense(OasisConfig::default(), steps.clone());
+        let after = fit_dense(
+            OasisConfig {
+                psd: Psd::After,
+                ..Default::default()
+            },
+            steps.clone(),
+        );
+        let proj = fit_dense(
+            OasisConfig {
+                symmetric: Symmetric::After,
+                ..Default::default()
+            },
+            steps.clone(),
+        );
+        let online = fit_dense(
+            OasisConfig {
+                symmetric: Symmetric::Online,
+                ..Default::default()
+            },
+            steps.clone(),
+        );
+        for i in 0..steps.len() {
+            let w = &plain[i].1;
+            // "After learning": the same training, the reported model transformed.
+            let psd = crate::linalg::psd_projection(w.view()).unwrap();
+            assert!((&after[i].1 - &psd).iter().all(|v| v.abs() < 1e-12));
+            assert!(min_eigenvalue(&after[i].1) > -1e-10);
+            let sym = crate::linalg::symmetrize(w.view());
+            assert!((&proj[i].1 - &sym).iter().all(|v| v.abs() < 1e-12));
+            // Online projection keeps W symmetric at every step.
+            assert!(asymmetry(&online[i].1) < 1e-12, "step {}", steps[i]);
+        }
+        assert!(
+            asymmetry(&plain[2].1) > 1e-6,
+            "plain OASIS learns an asymmetric W"
+        );
+        // Online symmetrisation changes the trajectory, not only the report.
+        assert!(
+            (&online[2].1 - &crate::linalg::symmetrize(plain[2].1.view()))
+                .iter()
+                .any(|v| v.abs() > 1e-9)
+        );
+    }
+
     #[test]
     fn invalid_aggressiveness_is_rejected() {
         let train = nuisance_data(10, 1);
