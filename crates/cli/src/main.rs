@@ -10,6 +10,22 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// `println!` that ends the process quietly (exit 0) when stdout is a closed pipe
+/// (`dyad list | head -1`), instead of panicking.
+macro_rules! say {
+    () => { say!("") };
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let mut out = std::io::stdout().lock();
+        if let Err(e) = writeln!(out, $($arg)*) {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                std::process::exit(0);
+            }
+            panic!("writing to stdout: {e}");
+        }
+    }};
+}
+
 #[derive(Parser)]
 #[command(
     name = "dyad",
@@ -38,9 +54,9 @@ struct RunArgs {
     /// Keep running other cells after a failure (default: stop at the first).
     #[arg(long)]
     keep_going: bool,
-    /// Worker threads (default: one per core). Results do not depend on it.
-    #[arg(long)]
-    threads: Option<usize>,
+    /// Worker threads, at least 1 (default: one per core). Results do not depend on it.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    threads: Option<u32>,
     /// No progress output.
     #[arg(long)]
     quiet: bool,
@@ -61,22 +77,21 @@ enum Command {
         #[command(flatten)]
         run: RunArgs,
     },
-    /// List experiments and how many of their cells are cached.
-    List {
-        #[arg(long, default_value = "paper")]
-        profile: Profile,
-    },
+    /// List experiments and how many of their cells are cached (quick and paper profiles).
+    List,
     /// Rebuild tables, figures and the report from cached cells.
     Report {
-        #[arg(long, default_value = "paper")]
-        profile: Profile,
+        /// Default: the profile of the last `run`/`reproduce` on these results, else `paper`.
+        #[arg(long)]
+        profile: Option<Profile>,
     },
     /// Compare cached results with every spec's expectation bands; non-zero exit names each
     /// metric outside its band.
     Check {
         targets: Vec<String>,
-        #[arg(long, default_value = "paper")]
-        profile: Profile,
+        /// Default: the profile of the last `run`/`reproduce` on these results, else `paper`.
+        #[arg(long)]
+        profile: Option<Profile>,
     },
     /// Data sets: what is present, and verification of real files.
     Data {
@@ -120,15 +135,18 @@ fn real_main() -> Result<ExitCode> {
     match cli.command {
         Command::Run { specs, run } => run_and_write(&ws, &specs, &run, false),
         Command::Reproduce { targets, run } => run_and_write(&ws, &targets, &run, true),
-        Command::List { profile } => list(&ws, profile),
+        Command::List => list(&ws),
         Command::Report { profile } => {
+            let profile = profile.unwrap_or_else(|| last_profile(&ws));
             let ctx = ws.data_context();
             let plans = ws.plan(&ws.select_specs(&[])?, profile, &ctx)?;
             let [html, md] = ws.report(&plans, profile)?;
-            println!("report: {} and {}", html.display(), md.display());
+            say!("report: {} and {}", html.display(), md.display());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Check { targets, profile } => check_bands(&ws, &targets, profile),
+        Command::Check { targets, profile } => {
+            check_bands(&ws, &targets, profile.unwrap_or_else(|| last_profile(&ws)))
+        }
         Command::Data { command } => data_command(&ws, command),
     }
 }
@@ -150,7 +168,7 @@ fn run_and_write(
     let opts = RunOptions {
         results: ws.results.clone(),
         keep_going: args.keep_going,
-        threads: args.threads,
+        threads: args.threads.map(|n| n as usize),
         progress: if args.quiet {
             Progress::Quiet
         } else {
@@ -158,16 +176,21 @@ fn run_and_write(
         },
     };
     let summary = execute(&plans, &opts);
+    let _ = std::fs::create_dir_all(&ws.results);
+    let _ = std::fs::write(ws.results.join("last-profile"), args.profile.as_str());
     eprintln!(
-        "cells: {} total, {} cached, {} computed, {} failed, {} not started; data sets loaded: {}",
+        "cells: {} total, {} cached, {} computed, {} failed, {} not started, {} computed by another run; data sets loaded: {}",
         summary.total,
         summary.cached,
         summary.computed,
         summary.failed.len(),
         summary.skipped,
+        summary.by_others,
         summary.datasets_loaded
     );
-    for w in ws.outputs(&plans)? {
+    let written = ws.outputs(&plans)?;
+    let missing: usize = written.iter().map(|w| w.missing).sum();
+    for w in written {
         if w.missing == 0 {
             for f in w.tables.iter().chain(&w.figures) {
                 eprintln!("wrote {}", f.display());
@@ -190,29 +213,53 @@ fn run_and_write(
         }
         bail!("{} cell(s) failed", summary.failed.len());
     }
+    if missing > 0 || summary.skipped > 0 {
+        bail!(
+            "{} requested cell(s) neither cached nor computed ({} not started)",
+            missing.max(summary.skipped),
+            summary.skipped
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 
-fn list(ws: &Workspace, profile: Profile) -> Result<ExitCode> {
+/// The profile of the last `run`/`reproduce` on these results (`results/last-profile`), else
+/// `paper`.
+fn last_profile(ws: &Workspace) -> Profile {
+    std::fs::read_to_string(ws.results.join("last-profile"))
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(Profile::Paper)
+}
+
+fn list(ws: &Workspace) -> Result<ExitCode> {
     let ctx = ws.data_context();
-    let plans = ws.plan(&ws.select_specs(&[])?, profile, &ctx)?;
+    let specs = ws.select_specs(&[])?;
+    let quick = ws.plan(&specs, Profile::Quick, &ctx)?;
+    let paper = ws.plan(&specs, Profile::Paper, &ctx)?;
     let cache = ws.cache();
-    println!(
-        "{:<24} {:<16} {:>13}  title / data",
-        "experiment", "figure", "cells cached"
+    say!(
+        "{:<26} {:<20} {:>11} {:>11}  title / data",
+        "experiment",
+        "figure",
+        "quick",
+        "paper"
     );
-    for p in &plans {
-        let res = ExperimentResults::load(p, &cache);
-        println!(
-            "{:<24} {:<16} {:>6}/{:<6}  {}",
+    for (q, p) in quick.iter().zip(&paper) {
+        let count = |plan| {
+            let res = ExperimentResults::load(plan, &cache);
+            format!("{}/{}", res.cells.len() - res.missing(), res.cells.len())
+        };
+        say!(
+            "{:<26} {:<20} {:>11} {:>11}  {}",
             p.spec.id,
             p.spec.spec.figure,
-            res.cells.len() - res.missing(),
-            res.cells.len(),
+            count(q),
+            count(p),
             p.spec.spec.title
         );
         for d in &p.datasets {
-            println!("{:<57}  {}: {}", "", d.id, d.resolved.note);
+            say!("{:<72}  {}: {}", "", d.id, d.resolved.note);
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -223,24 +270,31 @@ fn check_bands(ws: &Workspace, targets: &[String], profile: Profile) -> Result<E
     let plans = ws.plan(&ws.select_specs(targets)?, profile, &ctx)?;
     let cache = ws.cache();
     let mut failures = Vec::new();
-    let mut n = 0;
+    let (mut n, mut within, mut skipped) = (0, 0, 0);
     for p in &plans {
         for line in check::check(&ExperimentResults::load(p, &cache)) {
             n += 1;
             let value = line.value.map_or("—".to_string(), |v| format!("{v:.4}"));
-            let status = match (line.ok, &line.skipped) {
-                (_, Some(_)) => "skip",
-                (true, None) => "ok  ",
-                (false, None) => "FAIL",
+            let status = match (line.ok, &line.skipped, &line.defect) {
+                (_, Some(_), _) => "skip",
+                (_, None, Some(_)) => "DEFECT",
+                (true, None, None) => "ok  ",
+                (false, None, None) => "FAIL",
             };
-            println!(
-                "{status} {:<26} {:<44} {value:>8} in [{}, {}]{}",
+            match (&line.skipped, line.ok) {
+                (Some(_), _) => skipped += 1,
+                (None, true) => within += 1,
+                _ => {}
+            }
+            say!(
+                "{status:<6} {:<26} {:<44} {value:>8} in [{}, {}]{}",
                 line.experiment,
                 line.what,
                 line.min,
                 line.max,
                 line.skipped
                     .as_ref()
+                    .or(line.defect.as_ref())
                     .map(|s| format!(" ({s})"))
                     .unwrap_or_default()
             );
@@ -249,17 +303,22 @@ fn check_bands(ws: &Workspace, targets: &[String], profile: Profile) -> Result<E
                     "{} {}: {}",
                     line.experiment,
                     line.what,
-                    line.problem.unwrap_or_default()
+                    line.defect.or(line.problem).unwrap_or_default()
                 ));
             }
         }
     }
+    let skipped_note = if skipped > 0 {
+        format!("; {skipped} skipped (set for the other kind of data: real or stand-in)")
+    } else {
+        String::new()
+    };
     if failures.is_empty() {
-        println!("all {n} expectations within their bands (profile {profile})");
+        say!("{within} of {n} expectations within their bands (profile {profile}){skipped_note}");
         Ok(ExitCode::SUCCESS)
     } else {
         eprintln!(
-            "{} of {n} expectations outside their bands (profile {profile}):",
+            "{} of {n} expectations outside their bands or unable to fail (profile {profile}){skipped_note}:",
             failures.len()
         );
         for f in &failures {
@@ -292,9 +351,9 @@ fn data_command(ws: &Workspace, cmd: DataCommand) -> Result<ExitCode> {
     let ctx = ws.data_context();
     match cmd {
         DataCommand::List => {
-            println!("data directory: $DYAD_DATA_DIR = {}", ws.data_dir.display());
-            println!();
-            println!("{:<22} {:<10} {:<30} status", "data set", "kind", "where");
+            say!("data directory: $DYAD_DATA_DIR = {}", ws.data_dir.display());
+            say!();
+            say!("{:<22} {:<10} {:<30} status", "data set", "kind", "where");
             for p in data::PROVIDERS.iter().filter(|p| !p.synthetic()) {
                 let info = p.info().expect("real data sets have a registry entry");
                 let (tag, status) = match data::status(*p, &ctx) {
@@ -302,7 +361,7 @@ fn data_command(ws: &Workspace, cmd: DataCommand) -> Result<ExitCode> {
                     data::Status::Absent(n) => ("stand-in", n),
                     data::Status::Broken(e) => ("BROKEN", e),
                 };
-                println!(
+                say!(
                     "{:<22} {:<10} {:<30} {status}",
                     p.name(),
                     tag,
@@ -313,11 +372,11 @@ fn data_command(ws: &Workspace, cmd: DataCommand) -> Result<ExitCode> {
                 } else {
                     info.manual.to_string()
                 };
-                println!("{:<22} {:<10} {:<30} obtain: {how}", "", "", "");
+                say!("{:<22} {:<10} {:<30} obtain: {how}", "", "", "");
             }
-            println!();
+            say!();
             for p in data::PROVIDERS.iter().filter(|p| p.synthetic()) {
-                println!(
+                say!(
                     "{:<22} {:<10} {:<30} {}",
                     p.name(),
                     "stand-in",
@@ -329,59 +388,59 @@ fn data_command(ws: &Workspace, cmd: DataCommand) -> Result<ExitCode> {
         }
         DataCommand::Info { name } => {
             if let Some(p) = data::provider(&name).filter(|p| p.synthetic()) {
-                println!("{} — {}", p.name(), p.description());
-                println!(
+                say!("{} — {}", p.name(), p.description());
+                say!(
                     "kind:      seeded synthetic stand-in ({}), generated on demand; every table,",
                     p.kind()
                 );
-                println!("           figure and report line computed from it is marked SYNTHETIC");
+                say!("           figure and report line computed from it is marked SYNTHETIC");
                 let real: Vec<&str> = DATASETS
                     .iter()
                     .filter(|d| d.standin == p.name())
                     .map(|d| d.name)
                     .collect();
-                println!("stands in for: {}", real.join(", "));
+                say!("stands in for: {}", real.join(", "));
                 return Ok(ExitCode::SUCCESS);
             }
             let d = lookup(&name)?;
-            println!("{} — {}", d.name, d.title);
-            println!("directory: {}", data::shown_dir(d, &ctx));
+            say!("{} — {}", d.name, d.title);
+            say!("directory: {}", data::shown_dir(d, &ctx));
             if let Some(p) = data::provider(d.name) {
                 let status = match data::status(p, &ctx) {
                     data::Status::Present(n) => n,
                     data::Status::Absent(n) => n,
                     data::Status::Broken(e) => format!("BROKEN: {e}"),
                 };
-                println!("status:    {status}");
+                say!("status:    {status}");
             }
             for s in d.sources {
-                println!("file:      {}", s.file);
-                println!(
+                say!("file:      {}", s.file);
+                say!(
                     "  source:  {}",
                     s.url.unwrap_or("(no public download address)")
                 );
                 if let Some(h) = s.sha256 {
-                    println!("  sha256:  {h}");
+                    say!("  sha256:  {h}");
                 }
                 if let Some(n) = s.size {
-                    println!("  size:    {n} bytes");
+                    say!("  size:    {n} bytes");
                 }
             }
             if let Some(id) = d.identity {
-                println!("identity:  {id}");
+                say!("identity:  {id}");
             }
-            println!("license:   {}", d.license);
-            println!("citation:  {}", d.citation);
-            println!("stand-in:  {}", d.standin);
-            println!("by hand:   {}", d.manual);
+            say!("license:   {}", d.license);
+            say!("citation:  {}", d.citation);
+            say!("stand-in:  {}", d.standin);
+            say!("by hand:   {}", d.manual);
             Ok(ExitCode::SUCCESS)
         }
         DataCommand::Verify { name } => {
             let d = lookup(&name)?;
             for line in data::verify(d, &ctx)? {
-                println!("{line}");
+                say!("{line}");
             }
-            println!("{name}: OK");
+            say!("{name}: OK");
             Ok(ExitCode::SUCCESS)
         }
         DataCommand::Fetch { name } => {
@@ -416,9 +475,9 @@ fn data_command(ws: &Workspace, cmd: DataCommand) -> Result<ExitCode> {
                 b.finish_and_clear();
             }
             for (file, outcome) in outcomes {
-                println!("{file}: {outcome:?}");
+                say!("{file}: {outcome:?}");
             }
-            println!("{name}: fetched into {}", ws.data_dir.join(d.dir).display());
+            say!("{name}: fetched into {}", ws.data_dir.join(d.dir).display());
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -240,3 +240,87 @@ fn bad_specs_and_targets_are_clear_errors() {
         "{e}"
     );
 }
+
+#[test]
+fn two_runs_on_one_cache_split_the_work_and_never_repeat_it() {
+    // 8 cells of a few tenths of a second, two processes with one thread each.
+    let ws = Ws::new(&spec(4, 30_000));
+    let spawn = || {
+        ws.cmd(&["run", "demo", "--profile", "quick", "--threads", "1"])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    assert!(a.status.success(), "{}", stderr(&a));
+    assert!(b.status.success(), "{}", stderr(&b));
+    let (_, _, ca) = summary(&a);
+    let (_, _, cb) = summary(&b);
+    // Every cell computed exactly once, by one run or the other.
+    assert_eq!(ca + cb, 8, "{}\n{}", stderr(&a), stderr(&b));
+    assert_eq!(ws.cached_cells().len(), 8);
+    // No claims or temporaries left behind.
+    let leftovers: Vec<_> = std::fs::read_dir(ws.results().join("cache/cells"))
+        .unwrap()
+        .flatten()
+        .flat_map(|s| std::fs::read_dir(s.path()).unwrap().flatten())
+        .filter(|f| f.path().extension().is_none_or(|x| x != "json"))
+        .map(|f| f.path())
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn a_damaged_cell_is_recomputed_and_missing_cells_fail_the_run() {
+    let ws = Ws::new(&spec(1, 1000));
+    assert!(
+        ws.run(&["run", "demo", "--profile", "quick"])
+            .status
+            .success()
+    );
+    let cells = ws.cached_cells();
+    assert_eq!(cells.len(), 2);
+    // Truncate one, overwrite the other with garbage: both are recomputed.
+    std::fs::write(&cells[0].0, &cells[0].1[..cells[0].1.len() / 2]).unwrap();
+    std::fs::write(&cells[1].0, b"garbage").unwrap();
+    let o = ws.run(&["run", "demo", "--profile", "quick"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(summary(&o), (2, 0, 2));
+    // `list` agrees with the run: every cell cached.
+    let l = ws.run(&["list"]);
+    let out = String::from_utf8_lossy(&l.stdout);
+    assert!(out.contains("2/2"), "{out}");
+    // A cell that cannot be computed fails the run (non-zero exit), it is not a silent gap.
+    let bad = Ws::new(&spec(1, 1000).replace("train_per_class = 40", "train_per_class = 400"));
+    let o = bad.run(&["run", "demo", "--profile", "quick"]);
+    assert!(!o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn closed_pipes_zero_threads_and_the_default_profile() {
+    let ws = Ws::new(&spec(1, 1000));
+    // `dyad list | head -1`: a closed stdout ends the process quietly.
+    let mut child = ws.cmd(&["list"]).stdout(Stdio::piped()).spawn().unwrap();
+    drop(child.stdout.take());
+    let status = child.wait().unwrap();
+    assert!(status.success() || status.code() == Some(0), "{status:?}");
+    let o = ws.run(&["run", "demo", "--profile", "quick", "--threads", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("threads"), "{}", stderr(&o));
+    // After a quick run, `check` and `report` default to the quick profile.
+    assert!(
+        ws.run(&["run", "demo", "--profile", "quick"])
+            .status
+            .success()
+    );
+    let o = ws.run(&["report"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(ws.results().join("report-quick/REPORT.md").is_file());
+    assert!(!ws.results().join("report/REPORT.md").exists());
+    let l = String::from_utf8_lossy(&ws.run(&["list"]).stdout).into_owned();
+    assert!(
+        l.contains("quick") && l.contains("paper") && l.contains("2/2"),
+        "{l}"
+    );
+}

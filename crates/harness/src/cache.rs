@@ -2,6 +2,17 @@
 //! cell is either entirely on disk or not at all, whatever happens to the process. Each cell
 //! file carries the SHA-256 of its content: a truncated or altered file is not a cached cell
 //! (it is recomputed), whatever its name says.
+//!
+//! Runs sharing a cache (two processes on one machine, or machines sharing the directory)
+//! split the work through **claims**: before computing a cell a run creates
+//! `<key>.lock` with `O_CREAT | O_EXCL` (atomic on local file systems and on NFS v3+),
+//! holding its host, process id and start time, and touches it every
+//! [`HEARTBEAT`] while it computes. Another run finding the claim waits for the cell instead
+//! of computing it again. A claim is stale — and taken over — when its process is gone (same
+//! host) or its heartbeat is older than [`STALE_AFTER`] (any host: a crashed machine). The
+//! cache assumes of its file system: atomic `rename` within a directory, atomic exclusive
+//! create, and modification times that advance (clocks of the machines within
+//! `STALE_AFTER` of each other).
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -86,6 +97,109 @@ fn digest(v: &serde_json::Value) -> String {
     dyad_datasets::identity::hex(&Sha256::digest(v.to_string().as_bytes()))
 }
 
+/// How often a held claim is touched.
+pub const HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A claim whose heartbeat is older than this is stale.
+pub const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(90);
+
+/// Who holds a claim.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Holder {
+    pub host: String,
+    pub pid: u32,
+    /// Seconds since the Unix epoch when the claim was made.
+    pub since: u64,
+}
+
+impl Holder {
+    fn me() -> Self {
+        Holder {
+            host: hostname(),
+            pid: std::process::id(),
+            since: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+        }
+    }
+}
+
+/// This machine's name (`/proc/sys/kernel/hostname`, else `$HOSTNAME`, else `localhost`).
+pub fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "localhost".into())
+}
+
+/// Whether process `pid` runs on this machine (Linux: `/proc/<pid>`; elsewhere assumed alive).
+fn alive(pid: u32) -> bool {
+    if !Path::new("/proc/self").exists() {
+        return true;
+    }
+    Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// What a claim attempt found.
+#[derive(Debug)]
+pub enum Claim {
+    /// The cell is cached (by this run earlier, or by another).
+    Cached,
+    /// Another live run holds the cell.
+    Busy(Holder),
+    /// This run holds the cell until the guard is dropped.
+    Mine(ClaimGuard),
+}
+
+/// A held claim: its lock file is removed when dropped.
+#[derive(Debug)]
+pub struct ClaimGuard {
+    path: PathBuf,
+    held: std::sync::Arc<std::sync::Mutex<std::collections::BTreeSet<PathBuf>>>,
+}
+
+impl Drop for ClaimGuard {
+    fn drop(&mut self) {
+        self.held.lock().unwrap().remove(&self.path);
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// The claims a run holds, touched by a heartbeat thread while the run lasts.
+#[derive(Debug, Clone, Default)]
+pub struct Claims {
+    held: std::sync::Arc<std::sync::Mutex<std::collections::BTreeSet<PathBuf>>>,
+}
+
+impl Claims {
+    /// Touch every held claim every [`HEARTBEAT`] until `stop` is set.
+    pub fn heartbeat(
+        &self,
+        stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ) -> std::thread::JoinHandle<()> {
+        let held = self.held.clone();
+        std::thread::spawn(move || {
+            let tick = std::time::Duration::from_millis(200);
+            let mut since = std::time::Instant::now();
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                std::thread::sleep(tick);
+                if since.elapsed() < HEARTBEAT {
+                    continue;
+                }
+                since = std::time::Instant::now();
+                let paths: Vec<PathBuf> = held.lock().unwrap().iter().cloned().collect();
+                for p in paths {
+                    if let Ok(f) = std::fs::File::options().write(true).open(&p) {
+                        let _ = f.set_modified(std::time::SystemTime::now());
+                    }
+                }
+            }
+        })
+    }
+}
+
 /// Why a cell file is not a cached cell.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Invalid {
@@ -148,6 +262,129 @@ impl Cache {
             return Err(Invalid::Mismatch);
         }
         Ok(Some(r))
+    }
+
+    fn lock_path(&self, key: &str) -> PathBuf {
+        self.root
+            .join("cells")
+            .join(&key[..2])
+            .join(format!("{key}.lock"))
+    }
+
+    /// The holder of `key`'s claim, if it is held by a live run.
+    pub fn holder(&self, key: &str) -> Option<Holder> {
+        let path = self.lock_path(key);
+        let text = std::fs::read_to_string(&path).ok()?;
+        let holder: Option<Holder> = serde_json::from_str(&text).ok();
+        let fresh = std::fs::metadata(&path)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age < STALE_AFTER);
+        match holder {
+            Some(h) if h.host == hostname() && !alive(h.pid) => None,
+            Some(h) if fresh => Some(h),
+            // Unreadable (being written this instant) and fresh: treat as held.
+            None if fresh => Some(Holder {
+                host: "?".into(),
+                pid: 0,
+                since: 0,
+            }),
+            _ => None,
+        }
+    }
+
+    /// Claim `key` for this run: `Cached` when a valid cell is there, `Busy` when a live run
+    /// holds it, else a guard (a stale claim is taken over).
+    pub fn claim(&self, key: &str, claims: &Claims) -> std::io::Result<Claim> {
+        let path = self.lock_path(key);
+        std::fs::create_dir_all(path.parent().expect("a shard directory"))?;
+        for _ in 0..3 {
+            if self.contains(key) {
+                return Ok(Claim::Cached);
+            }
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(mut f) => {
+                    use std::io::Write as _;
+                    f.write_all(
+                        &serde_json::to_vec(&Holder::me()).map_err(std::io::Error::other)?,
+                    )?;
+                    f.sync_all()?;
+                    claims.held.lock().unwrap().insert(path.clone());
+                    let guard = ClaimGuard {
+                        path,
+                        held: claims.held.clone(),
+                    };
+                    // The cell may have been stored between the check and the claim.
+                    if self.contains(key) {
+                        return Ok(Claim::Cached);
+                    }
+                    return Ok(Claim::Mine(guard));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    match self.holder(key) {
+                        Some(h) => return Ok(Claim::Busy(h)),
+                        // Stale: take it over (a race with another taker is settled by
+                        // create_new on the next round).
+                        None => {
+                            let _ = std::fs::remove_file(&path);
+                        }
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(self
+            .holder(key)
+            .map(Claim::Busy)
+            .unwrap_or(Claim::Busy(Holder::me())))
+    }
+
+    /// Remove leftovers of crashed writers: temporary files of processes no longer running on
+    /// this machine (or older than a day), and stale claims. Returns how many were removed.
+    pub fn clean(&self) -> usize {
+        let Ok(shards) = std::fs::read_dir(self.root.join("cells")) else {
+            return 0;
+        };
+        let me = hostname();
+        let mut removed = 0;
+        for shard in shards.flatten() {
+            let Ok(files) = std::fs::read_dir(shard.path()) else {
+                continue;
+            };
+            for f in files.flatten() {
+                let name = f.file_name().to_string_lossy().into_owned();
+                let path = f.path();
+                let old = f
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.elapsed().ok())
+                    .is_some_and(|a| a > std::time::Duration::from_secs(86_400));
+                let gone = if let Some(stem) = name.strip_suffix(dyad_datasets::fsutil::TMP_SUFFIX)
+                {
+                    // `.<name>.<pid>.<n>.tmp`
+                    let pid = stem.rsplit('.').nth(1).and_then(|p| p.parse::<u32>().ok());
+                    name.starts_with('.') && (old || pid.is_some_and(|p| !alive(p)))
+                } else if let Some(key) = name.strip_suffix(".lock") {
+                    self.holder(key).is_none()
+                        && std::fs::read_to_string(&path)
+                            .ok()
+                            .and_then(|t| serde_json::from_str::<Holder>(&t).ok())
+                            .is_none_or(|h| h.host == me || old)
+                } else {
+                    false
+                };
+                if gone && std::fs::remove_file(&path).is_ok() {
+                    removed += 1;
+                }
+            }
+        }
+        removed
     }
 
     pub fn put(&self, r: &CellResult) -> std::io::Result<()> {
@@ -236,6 +473,81 @@ mod tests {
             .map(|e| e.file_name())
             .collect();
         assert_eq!(names.len(), 1, "{names:?}");
+    }
+
+    #[test]
+    fn claims_are_exclusive_released_on_drop_and_stale_ones_taken_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::new(dir.path());
+        let claims = Claims::default();
+        let key = "ab".repeat(32);
+        let Claim::Mine(guard) = cache.claim(&key, &claims).unwrap() else {
+            panic!("first claim")
+        };
+        // A second claimant (another run) finds it busy, held by this process.
+        match cache.claim(&key, &Claims::default()).unwrap() {
+            Claim::Busy(h) => assert_eq!(h.pid, std::process::id()),
+            other => panic!("{other:?}"),
+        }
+        drop(guard);
+        assert!(!cache.lock_path(&key).exists());
+        // A cached cell is never claimed.
+        cache.put(&cell(&key)).unwrap();
+        assert!(matches!(cache.claim(&key, &claims).unwrap(), Claim::Cached));
+        // A claim of a dead process on this host is stale: taken over.
+        let other = "cd".repeat(32);
+        let dead = Holder {
+            host: hostname(),
+            pid: u32::MAX - 7,
+            since: 0,
+        };
+        std::fs::create_dir_all(cache.lock_path(&other).parent().unwrap()).unwrap();
+        std::fs::write(cache.lock_path(&other), serde_json::to_vec(&dead).unwrap()).unwrap();
+        assert!(cache.holder(&other).is_none());
+        assert!(matches!(
+            cache.claim(&other, &claims).unwrap(),
+            Claim::Mine(_)
+        ));
+        // Another host's claim is live while its heartbeat is fresh, stale after STALE_AFTER.
+        let remote = "ef".repeat(32);
+        let there = Holder {
+            host: "elsewhere".into(),
+            pid: 1,
+            since: 0,
+        };
+        std::fs::create_dir_all(cache.lock_path(&remote).parent().unwrap()).unwrap();
+        std::fs::write(
+            cache.lock_path(&remote),
+            serde_json::to_vec(&there).unwrap(),
+        )
+        .unwrap();
+        assert!(matches!(
+            cache.claim(&remote, &claims).unwrap(),
+            Claim::Busy(_)
+        ));
+        let f = std::fs::File::options()
+            .write(true)
+            .open(cache.lock_path(&remote))
+            .unwrap();
+        f.set_modified(std::time::SystemTime::now() - STALE_AFTER * 2)
+            .unwrap();
+        assert!(cache.holder(&remote).is_none());
+    }
+
+    #[test]
+    fn leftover_temporaries_of_dead_writers_are_cleaned() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::new(dir.path());
+        let key = "ab".repeat(32);
+        cache.put(&cell(&key)).unwrap();
+        let shard = cache.root().join("cells").join("ab");
+        let dead = shard.join(format!(".{key}.json.{}.0.tmp", u32::MAX - 7));
+        let live = shard.join(format!(".{key}.json.{}.0.tmp", std::process::id()));
+        std::fs::write(&dead, b"partial").unwrap();
+        std::fs::write(&live, b"being written").unwrap();
+        assert_eq!(cache.clean(), 1);
+        assert!(!dead.exists() && live.exists());
+        assert!(cache.contains(&key));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! `dyad check`: compare cached results with every spec's expectation bands.
 
 use crate::results::{ExperimentResults, Stat};
-use crate::spec::{DataKind, Expectation};
+use crate::spec::{At, DataKind, Expectation, Selector};
 
 /// One expectation's outcome.
 #[derive(Debug, Clone)]
@@ -14,8 +14,11 @@ pub struct CheckLine {
     pub value: Option<f64>,
     pub ok: bool,
     pub problem: Option<String>,
-    /// Why the band does not apply to this run (it is then `ok`).
+    /// Why the band does not apply to this run (it is then `ok`, and counted as skipped).
     pub skipped: Option<String>,
+    /// Why the band cannot fail: the untrained model (step 0) meets it, so it would not catch
+    /// a learner that learns nothing. A defect of the spec; `dyad check` fails on it.
+    pub defect: Option<String>,
 }
 
 fn describe(e: &Expectation) -> String {
@@ -48,6 +51,7 @@ pub fn check(res: &ExperimentResults<'_>) -> Vec<CheckLine> {
                 ok: false,
                 problem: None,
                 skipped: None,
+                defect: None,
             };
             let synthetic = res
                 .plan
@@ -83,6 +87,31 @@ pub fn check(res: &ExperimentResults<'_>) -> Vec<CheckLine> {
                     }
                 }
                 Err(err) => line.problem = Some(err),
+            }
+            // The untrained model's value on the same set (the step-0 record of an iterative
+            // learner): a band containing it cannot catch a learner that learns nothing.
+            let iterative = res
+                .solvers_named(&e.solver)
+                .first()
+                .is_some_and(|&si| res.plan.solvers[si].iterative);
+            let recorded = !crate::tasks::CELL_METRICS
+                .iter()
+                .any(|m| m.name == e.metric);
+            if iterative && recorded && e.at != At::Step(0) {
+                let untrained = Selector {
+                    at: At::Step(0),
+                    ..e.selector()
+                };
+                if let Some(s0) = res.select(&untrained).ok().and_then(|v| Stat::of(&v))
+                    && (min..=max).contains(&s0.mean)
+                {
+                    line.defect = Some(format!(
+                        "the untrained model (step 0: {:.4}) meets this band, so it cannot \
+                         catch a learner that does not learn",
+                        s0.mean
+                    ));
+                    line.ok = false;
+                }
             }
             line
         })

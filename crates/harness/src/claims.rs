@@ -1,5 +1,15 @@
-//! Verdicts on the papers' claims, computed from our results: holds, does not hold, or not
-//! comparable (with the reason).
+//! Verdicts on the papers' claims, computed from our results: holds, does not hold, not
+//! distinguishable (the difference lies within the spread over splits), or not comparable
+//! (with the reason). A verdict on a stand-in is a **shape check** of the pipeline, never a
+//! confirmation of the paper: [`Outcome::synthetic`] says so and the report labels it.
+//!
+//! Comparisons are paired by split: with `n >= 2` repeats the differences `d_r = l_r − f·r_r`
+//! (`f` the claim's factor) are judged by a two-sided paired t-test at 95 %: a claim holds only
+//! when `mean(d) + margin > t · se(d)`, does not hold when `mean(d) + margin < −t · se(d)`, and
+//! is not distinguishable otherwise. With one repeat there is no spread to judge against: a
+//! difference smaller than 5 % of the larger value is not distinguishable, and the detail says
+//! "one split". Over several k, one clearly worse k makes the claim fail, and any k within the
+//! spread makes it not distinguishable.
 
 use crate::plots::SlopeBound;
 use crate::results::ExperimentResults;
@@ -10,6 +20,8 @@ use std::fmt;
 pub enum Verdict {
     Holds,
     DoesNotHold,
+    /// The difference lies within the spread over splits.
+    NotDistinguishable,
     NotComparable,
 }
 
@@ -18,6 +30,7 @@ impl fmt::Display for Verdict {
         f.write_str(match self {
             Verdict::Holds => "holds",
             Verdict::DoesNotHold => "does not hold",
+            Verdict::NotDistinguishable => "not distinguishable",
             Verdict::NotComparable => "not comparable",
         })
     }
@@ -30,6 +43,74 @@ pub struct Outcome {
     pub verdict: Verdict,
     /// The numbers behind the verdict, or why there is none.
     pub detail: String,
+    /// The claim was judged on a SYNTHETIC stand-in (or simulated) data: a shape check.
+    pub synthetic: bool,
+}
+
+/// Two-sided 95 % critical value of Student's t with `df` degrees of freedom.
+pub fn t_critical(df: usize) -> f64 {
+    const T: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    match df {
+        0 => f64::INFINITY,
+        d if d <= 30 => T[d - 1],
+        _ => 1.96,
+    }
+}
+
+/// The outcome of one paired comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Paired {
+    Better,
+    Worse,
+    Tie,
+}
+
+/// Judge `l_r − factor · r_r + margin > 0` over the splits both have (see the module docs).
+/// Returns the outcome, the two means and the pair count.
+pub fn paired(
+    l: &std::collections::BTreeMap<u32, f64>,
+    r: &std::collections::BTreeMap<u32, f64>,
+    factor: f64,
+    margin: f64,
+) -> (Paired, f64, f64, usize) {
+    let pairs: Vec<(f64, f64)> = l
+        .iter()
+        .filter_map(|(k, a)| r.get(k).map(|b| (*a, *b)))
+        .collect();
+    let n = pairs.len();
+    let lm = pairs.iter().map(|p| p.0).sum::<f64>() / n.max(1) as f64;
+    let rm = pairs.iter().map(|p| p.1).sum::<f64>() / n.max(1) as f64;
+    if n == 0 {
+        return (Paired::Tie, lm, rm, 0);
+    }
+    let d: Vec<f64> = pairs.iter().map(|(a, b)| a - factor * b + margin).collect();
+    let mean = d.iter().sum::<f64>() / n as f64;
+    let outcome = if n == 1 {
+        // One split: a 5 % relative margin stands in for the unknown spread.
+        let scale = pairs[0].0.abs().max((factor * pairs[0].1).abs());
+        if mean.abs() <= 0.05 * scale {
+            Paired::Tie
+        } else if mean > 0.0 {
+            Paired::Better
+        } else {
+            Paired::Worse
+        }
+    } else {
+        let sd = (d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
+        let half = t_critical(n - 1) * sd / (n as f64).sqrt();
+        if mean > half {
+            Paired::Better
+        } else if mean < -half {
+            Paired::Worse
+        } else {
+            Paired::Tie
+        }
+    };
+    (outcome, lm, rm, n)
 }
 
 fn covered<'a>(res: &'a ExperimentResults<'_>, claim: &'a Claim) -> Vec<&'a str> {
@@ -56,11 +137,18 @@ fn mean(v: &[f64]) -> f64 {
 
 /// Judge one claim.
 pub fn judge(res: &ExperimentResults<'_>, claim: &Claim) -> Outcome {
+    let any_synthetic = covered(res, claim).iter().any(|id| {
+        res.plan
+            .datasets
+            .iter()
+            .any(|d| d.id == *id && d.resolved.synthetic)
+    });
     let outcome = |verdict, detail: String| Outcome {
         id: claim.id.clone(),
         text: claim.text.clone(),
         verdict,
         detail,
+        synthetic: any_synthetic,
     };
     if !res.complete() {
         return outcome(
@@ -91,16 +179,14 @@ pub fn judge(res: &ExperimentResults<'_>, claim: &Claim) -> Outcome {
     };
     match computed {
         Err(e) => outcome(Verdict::NotComparable, e),
-        Ok((ok, detail)) if claim.needs_real_data && !synthetic.is_empty() => outcome(
+        Ok((v, detail)) if claim.needs_real_data && !synthetic.is_empty() => outcome(
             Verdict::NotComparable,
             format!(
-                "SYNTHETIC stand-in data ({}): the claim is about the paper's data (ours would {}: {detail})",
+                "SYNTHETIC stand-in data ({}): the claim is about the paper's data (ours: {v}; {detail})",
                 synthetic.join(", "),
-                if ok { "hold" } else { "not hold" }
             ),
         ),
-        Ok((true, detail)) => outcome(Verdict::Holds, detail),
-        Ok((false, detail)) => outcome(Verdict::DoesNotHold, detail),
+        Ok((v, detail)) => outcome(v, detail),
     }
 }
 
@@ -138,66 +224,122 @@ fn ks(res: &ExperimentResults<'_>, claim: &Claim) -> Vec<Option<u32>> {
     }
 }
 
-/// `greater`: `solver`'s value exceeds `versus`'s (`l + tolerance > factor r`, strictly when
-/// no tolerance is given); `better`: the same in the metric's direction (for a
-/// lower-is-better metric, `l - tolerance < r / factor`); `close`: the two are within
-/// `tolerance` (`|l - r| <= tolerance`). On every data set, at every selected k.
+/// `greater`: `solver`'s value exceeds `versus`'s (`l + tolerance > factor r`); `better`:
+/// the same in the metric's direction (for a lower-is-better metric such as seconds, `factor
+/// l < r + tolerance`: "at least `factor` times faster"); both paired by split (module docs).
+/// `close`: the two means are within `tolerance`. On every data set, at every selected k.
 fn compare(
     res: &ExperimentResults<'_>,
     claim: &Claim,
     datasets: &[&str],
-) -> Result<(bool, String), String> {
+) -> Result<(Verdict, String), String> {
     let versus = claim.versus.as_deref().unwrap_or_default();
     let tol = claim.tolerance.unwrap_or(0.0);
     let factor = claim.factor.unwrap_or(1.0);
     let close = claim.kind == ClaimKind::Close;
     let lower_better =
         claim.kind == ClaimKind::Better && !res.plan.metric(&claim.metric).higher_is_better;
-    let verb = match (close, claim.kind == ClaimKind::Better) {
-        (true, _) => "within",
-        (false, true) => "better at",
-        (false, false) => "higher at",
-    };
-    let mut all = true;
+    let mut counts = [0usize; 3]; // better, tie, worse
     let mut parts = Vec::new();
+    let mut splits = usize::MAX;
     for d in datasets {
         let ks = ks(res, claim);
-        let (mut wins, mut first_loss) = (0, None);
+        let (mut c, mut first_bad) = ([0usize; 3], None);
         let (mut l_sum, mut r_sum) = (0.0, 0.0);
         for &k in &ks {
-            let l = mean(&res.select(&selector(claim, d, &claim.solver, k))?);
-            let r = mean(&res.select(&selector(claim, d, versus, k))?);
-            l_sum += l;
-            r_sum += r;
-            let hit = if close {
-                (l - r).abs() <= tol
-            } else if lower_better {
-                factor * (l - tol) < r
+            let l = res.select_repeats(&selector(claim, d, &claim.solver, k))?;
+            let r = res.select_repeats(&selector(claim, d, versus, k))?;
+            let outcome = if close {
+                let (lm, rm) = (
+                    mean(&l.values().copied().collect::<Vec<_>>()),
+                    mean(&r.values().copied().collect::<Vec<_>>()),
+                );
+                l_sum += lm;
+                r_sum += rm;
+                splits = splits.min(l.len().min(r.len()));
+                if (lm - rm).abs() <= tol {
+                    Paired::Better
+                } else {
+                    Paired::Worse
+                }
             } else {
-                l + tol > factor * r
+                // Lower is better: `factor · l < r + tolerance`, i.e. `r − factor · l +
+                // tolerance > 0`: the same test with the roles swapped.
+                let (o, lm, rm, n) = if lower_better {
+                    let (o, rm, lm, n) = paired(&r, &l, factor, tol);
+                    (o, lm, rm, n)
+                } else {
+                    paired(&l, &r, factor, tol)
+                };
+                l_sum += lm;
+                r_sum += rm;
+                splits = splits.min(n);
+                o
             };
-            if hit {
-                wins += 1;
-            } else if first_loss.is_none() {
-                first_loss = k.or(Some(0));
+            let slot = match outcome {
+                Paired::Better => 0,
+                Paired::Tie => 1,
+                Paired::Worse => 2,
+            };
+            c[slot] += 1;
+            if slot > 0 && first_bad.is_none() {
+                first_bad = Some((k.unwrap_or(0), slot));
             }
         }
-        all &= wins == ks.len();
+        for i in 0..3 {
+            counts[i] += c[i];
+        }
         let n = ks.len() as f64;
+        let verb = if close {
+            "within"
+        } else if claim.kind == ClaimKind::Better {
+            "better"
+        } else {
+            "higher"
+        };
         parts.push(if ks.len() == 1 {
-            format!("{d}: {} vs {}", num(l_sum), num(r_sum))
+            format!(
+                "{d}: {} vs {}{}",
+                num(l_sum),
+                num(r_sum),
+                match c {
+                    [_, 1, _] => " (within the spread)",
+                    [_, _, 1] if !close => " (clearly not)",
+                    _ => "",
+                }
+            )
         } else {
             format!(
-                "{d}: {verb} {wins}/{} k (mean {} vs {}{})",
+                "{d}: {verb} at {}/{} k{} (mean {} vs {}{})",
+                c[0],
                 ks.len(),
+                if c[1] > 0 {
+                    format!(", within the spread at {}", c[1])
+                } else {
+                    String::new()
+                },
                 num(l_sum / n),
                 num(r_sum / n),
-                first_loss
-                    .map(|k| format!("; first k where not: {k}"))
+                first_bad
+                    .map(|(k, s)| format!(
+                        "; first k {}: {k}",
+                        if s == 1 {
+                            "within the spread"
+                        } else {
+                            "where not"
+                        }
+                    ))
                     .unwrap_or_default()
             )
         });
     }
+    let verdict = if counts[2] > 0 {
+        Verdict::DoesNotHold
+    } else if counts[1] > 0 {
+        Verdict::NotDistinguishable
+    } else {
+        Verdict::Holds
+    };
     let mut margin = match (close, tol > 0.0) {
         (true, _) => format!(" (tolerance {tol})"),
         (false, true) => format!(" (margin {tol})"),
@@ -206,14 +348,19 @@ fn compare(
     if factor != 1.0 {
         margin.push_str(&format!(" (factor {factor})"));
     }
-    Ok((all, format!("{}{margin}", parts.join("; "))))
+    let spread = match splits {
+        1 => "; one split: no spread to judge against (5 % margin)".to_string(),
+        n if n != usize::MAX && !close => format!("; paired over {n} splits, 95 %"),
+        _ => String::new(),
+    };
+    Ok((verdict, format!("{}{margin}{spread}", parts.join("; "))))
 }
 
 fn near(
     res: &ExperimentResults<'_>,
     claim: &Claim,
     datasets: &[&str],
-) -> Result<(bool, String), String> {
+) -> Result<(Verdict, String), String> {
     let tol = claim.tolerance.unwrap_or(0.0);
     let refs: Vec<_> = res
         .plan
@@ -248,7 +395,15 @@ fn near(
             if hit { "<=" } else { ">" }
         ));
     }
-    Ok((ok, parts.join("; ")))
+    Ok((verdict_of(ok), parts.join("; ")))
+}
+
+fn verdict_of(ok: bool) -> Verdict {
+    if ok {
+        Verdict::Holds
+    } else {
+        Verdict::DoesNotHold
+    }
 }
 
 /// The index of the one solver a claim names (by label, else registry name).
@@ -263,7 +418,7 @@ fn peak_within(
     res: &ExperimentResults<'_>,
     claim: &Claim,
     datasets: &[&str],
-) -> Result<(bool, String), String> {
+) -> Result<(Verdict, String), String> {
     let [lo, hi] = claim.range.unwrap_or([0.0, f64::INFINITY]);
     let si = one_solver(res, &claim.solver)?;
     let mut ok = true;
@@ -288,14 +443,17 @@ fn peak_within(
         ok &= hit;
         parts.push(format!("{d}: peak {:.3} at step {}", peak.y.mean, peak.x));
     }
-    Ok((ok, format!("{} (range {lo}..{hi})", parts.join("; "))))
+    Ok((
+        verdict_of(ok),
+        format!("{} (range {lo}..{hi})", parts.join("; ")),
+    ))
 }
 
 fn slope_within(
     res: &ExperimentResults<'_>,
     claim: &Claim,
     datasets: &[&str],
-) -> Result<(bool, String), String> {
+) -> Result<(Verdict, String), String> {
     let [lo, hi] = claim.range.unwrap_or([f64::NEG_INFINITY, f64::INFINITY]);
     let si = one_solver(res, &claim.solver)?;
     let x_param = claim.x_param.clone().unwrap_or_default();
@@ -324,11 +482,14 @@ fn slope_within(
     let over = format!("over {} (range {lo}..{hi})", listed.join(", "));
     match crate::plots::slope_bound(&points, &lower) {
         SlopeBound::Exact => Ok((
-            (lo..=hi).contains(&b),
+            verdict_of((lo..=hi).contains(&b)),
             format!("fitted exponent {b:.2} {over}"),
         )),
         // A lower bound above the range decides; anything else does not.
-        SlopeBound::AtLeast if b > hi => Ok((false, format!("fitted exponent >= {b:.2} {over}"))),
+        SlopeBound::AtLeast if b > hi => Ok((
+            Verdict::DoesNotHold,
+            format!("fitted exponent >= {b:.2} {over}"),
+        )),
         SlopeBound::AtLeast => Err(format!(
             "fitted exponent >= {b:.2} {over}: the largest subsets had not saturated by the \
              grid's last checkpoint ('>='), so the exponent is only a lower bound"
@@ -337,5 +498,55 @@ fn slope_within(
             "fitted exponent {b:.2} {over}: points marked '>=' had not saturated by the grid's \
              last checkpoint, and not only at the largest x, so the exponent is not bounded"
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn reps(v: &[f64]) -> BTreeMap<u32, f64> {
+        v.iter().enumerate().map(|(i, x)| (i as u32, *x)).collect()
+    }
+
+    #[test]
+    fn paired_differences_within_the_spread_are_not_distinguishable() {
+        // 0.265 vs 0.262 with splits that disagree: a tie.
+        let l = reps(&[0.27, 0.25, 0.28, 0.26, 0.265]);
+        let r = reps(&[0.26, 0.27, 0.25, 0.27, 0.26]);
+        assert_eq!(paired(&l, &r, 1.0, 0.0).0, Paired::Tie);
+        // A consistent small gain is significant when the splits agree.
+        let l2 = reps(&[0.27, 0.28, 0.26, 0.275, 0.265]);
+        let r2 = reps(&[0.26, 0.27, 0.25, 0.265, 0.255]);
+        assert_eq!(paired(&l2, &r2, 1.0, 0.0).0, Paired::Better);
+        assert_eq!(paired(&r2, &l2, 1.0, 0.0).0, Paired::Worse);
+        // Hand-computed t: d = [1, 2, 3] -> mean 2, sd 1, se 1/sqrt(3); t(2) = 4.303 -> the
+        // half-width 2.484 exceeds the mean: a tie; with d = [2, 2.1, 1.9] it is not.
+        let (o, lm, rm, n) = paired(&reps(&[1.0, 2.0, 3.0]), &reps(&[0.0, 0.0, 0.0]), 1.0, 0.0);
+        assert_eq!((o, lm, rm, n), (Paired::Tie, 2.0, 0.0, 3));
+        let (o, ..) = paired(&reps(&[2.0, 2.1, 1.9]), &reps(&[0.0, 0.0, 0.0]), 1.0, 0.0);
+        assert_eq!(o, Paired::Better);
+        // Factor: "10x the versus" with 10.5x on each of five splits holds; on two splits
+        // the spread cannot be judged tightly enough (t(1) = 12.7).
+        let l = reps(&[10.5, 21.0, 31.5, 42.0, 52.5]);
+        let r = reps(&[1.0, 2.0, 3.0, 4.0, 5.0]);
+        assert_eq!(paired(&l, &r, 10.0, 0.0).0, Paired::Better);
+        let (o, ..) = paired(&reps(&[10.5, 21.0]), &reps(&[1.0, 2.0]), 10.0, 0.0);
+        assert_eq!(o, Paired::Tie);
+        // One split: 5 % relative margin.
+        assert_eq!(
+            paired(&reps(&[1.04]), &reps(&[1.0]), 1.0, 0.0).0,
+            Paired::Tie
+        );
+        assert_eq!(
+            paired(&reps(&[1.2]), &reps(&[1.0]), 1.0, 0.0).0,
+            Paired::Better
+        );
+        // Only common splits are paired.
+        let (_, _, _, n) = paired(&reps(&[1.0, 2.0]), &BTreeMap::from([(1, 0.0)]), 1.0, 0.0);
+        assert_eq!(n, 1);
+        assert_eq!(t_critical(4), 2.776);
+        assert_eq!(t_critical(100), 1.96);
     }
 }

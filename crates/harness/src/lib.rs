@@ -198,7 +198,16 @@ impl Workspace {
                     .filter_map(|f| f.file_name())
                     .map(|n| format!("figures/{}", n.to_string_lossy()))
                     .collect(),
-                tables: w.tables.clone(),
+                // Relative to the report directory, never the machine's absolute paths.
+                tables: w
+                    .tables
+                    .iter()
+                    .map(|t| {
+                        t.strip_prefix(&self.results)
+                            .map(|r| Path::new("..").join(r))
+                            .unwrap_or_else(|_| t.clone())
+                    })
+                    .collect(),
             })
             .collect();
         let doc = report::document(&sections, profile);

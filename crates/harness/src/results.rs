@@ -236,6 +236,14 @@ impl<'a> ExperimentResults<'a> {
 
     /// One value per cached repeat for a selector. Errors name what could not be matched.
     pub fn select(&self, sel: &Selector) -> Result<Vec<f64>, String> {
+        Ok(self.select_repeats(sel)?.into_values().collect())
+    }
+
+    /// [`select`](Self::select) keyed by repeat index (for paired comparisons).
+    pub fn select_repeats(
+        &self,
+        sel: &Selector,
+    ) -> Result<std::collections::BTreeMap<u32, f64>, String> {
         let ds = match &sel.dataset {
             Some(id) => vec![
                 self.dataset_index(id)
@@ -254,12 +262,14 @@ impl<'a> ExperimentResults<'a> {
                 solvers.len()
             ));
         }
-        let mut values = Vec::new();
+        let mut values = std::collections::BTreeMap::new();
         let curve = self.selection();
         let higher = self.plan.metric(&sel.metric).higher_is_better;
         for cell in self.cells_of(ds[0], solvers[0]) {
             if let Some(v) = pseudo_metric(cell, &sel.metric, curve.as_ref()) {
-                values.extend(v);
+                if let Some(v) = v {
+                    values.insert(cell.repeat, v);
+                }
                 continue;
             }
             let matching = cell.records.iter().filter(|r| {
@@ -277,7 +287,7 @@ impl<'a> ExperimentResults<'a> {
                 At::Step(s) => matching.into_iter().find(|r| r.step == s),
             };
             if let Some(r) = pick {
-                values.push(r.value);
+                values.insert(cell.repeat, r.value);
             }
         }
         if values.is_empty() {

@@ -2,7 +2,7 @@
 //! reported and never cached, fail-fast or `--keep-going`. Rerunning resumes: cached cells are
 //! skipped, and a data set is loaded only if one of its cells must run.
 
-use crate::cache::{Cache, CellResult, RESULT_FORMAT_VERSION};
+use crate::cache::{Cache, CellResult, Claim, Claims, RESULT_FORMAT_VERSION};
 use crate::data::Data;
 use crate::plan::Plan;
 use crate::provenance::{DYAD_VERSION, git_commit};
@@ -49,6 +49,8 @@ pub struct RunSummary {
     pub total: usize,
     pub cached: usize,
     pub computed: usize,
+    /// Cells another run computed while this one waited for them.
+    pub by_others: usize,
     pub failed: Vec<Failure>,
     /// Cells not started because an earlier failure stopped the run.
     pub skipped: usize,
@@ -111,50 +113,97 @@ pub fn execute(plans: &[Plan], opts: &RunOptions) -> RunSummary {
     let reporter = Reporter::new(opts.progress, pending.len(), summary.cached);
     let abort = AtomicBool::new(false);
     let computed = AtomicUsize::new(0);
+    let by_others = AtomicUsize::new(0);
     let skipped = AtomicUsize::new(0);
     let loaded = AtomicUsize::new(0);
     let failures = Mutex::new(Vec::new());
+    let claims = Claims::default();
+    let stop = Arc::new(AtomicBool::new(false));
+    let heartbeat = claims.heartbeat(stop.clone());
+    cache.clean();
 
-    let work = || {
-        pending.par_iter().for_each(|&(pi, ci)| {
-            if abort.load(Ordering::SeqCst) {
-                skipped.fetch_add(1, Ordering::SeqCst);
-                return;
+    // One cell: claim it, compute and store it, release the claim. `false` when another run
+    // holds it (it is retried later).
+    let attempt = |pi: usize, ci: usize| -> bool {
+        if abort.load(Ordering::SeqCst) {
+            skipped.fetch_add(1, Ordering::SeqCst);
+            return true;
+        }
+        let plan = &plans[pi];
+        let what = describe(plan, ci);
+        let _guard = match cache.claim(&plan.cells[ci].key, &claims) {
+            Ok(Claim::Mine(g)) => g,
+            Ok(Claim::Cached) => {
+                by_others.fetch_add(1, Ordering::SeqCst);
+                reporter.done(&format!("{what} (computed by another run)"), 0.0);
+                return true;
             }
-            let plan = &plans[pi];
-            let what = describe(plan, ci);
-            let start = Instant::now();
-            let result = data[&data_key(plan, ci)]
-                .get_or_init(|| {
-                    loaded.fetch_add(1, Ordering::SeqCst);
-                    let d = &plan.datasets[plan.cells[ci].dataset];
-                    (d.resolved.loader)().map_err(|e| format!("loading `{}`: {e}", d.id))
-                })
-                .clone()
-                .and_then(|set| run_cell(plan, ci, &set, start))
-                .and_then(|r| {
-                    cache
-                        .put(&r)
-                        .map_err(|e| format!("storing in {}: {e}", cache.root().display()))
+            Ok(Claim::Busy(_)) => return false,
+            Err(e) => {
+                reporter.failed(&what, &e.to_string());
+                failures.lock().unwrap().push(Failure {
+                    experiment: plan.spec.id.clone(),
+                    cell: what,
+                    error: format!("claiming the cell in {}: {e}", cache.root().display()),
                 });
-            match result {
-                Ok(()) => {
-                    computed.fetch_add(1, Ordering::SeqCst);
-                    reporter.done(&what, start.elapsed().as_secs_f64());
-                }
-                Err(e) => {
-                    reporter.failed(&what, &e);
-                    failures.lock().unwrap().push(Failure {
-                        experiment: plan.spec.id.clone(),
-                        cell: what,
-                        error: e,
-                    });
-                    if !opts.keep_going {
-                        abort.store(true, Ordering::SeqCst);
-                    }
+                abort.store(!opts.keep_going, Ordering::SeqCst);
+                return true;
+            }
+        };
+        let start = Instant::now();
+        let result = data[&data_key(plan, ci)]
+            .get_or_init(|| {
+                loaded.fetch_add(1, Ordering::SeqCst);
+                let d = &plan.datasets[plan.cells[ci].dataset];
+                (d.resolved.loader)().map_err(|e| format!("loading `{}`: {e}", d.id))
+            })
+            .clone()
+            .and_then(|set| run_cell(plan, ci, &set, start))
+            .and_then(|r| {
+                cache
+                    .put(&r)
+                    .map_err(|e| format!("storing in {}: {e}", cache.root().display()))
+            });
+        match result {
+            Ok(()) => {
+                computed.fetch_add(1, Ordering::SeqCst);
+                reporter.done(&what, start.elapsed().as_secs_f64());
+            }
+            Err(e) => {
+                reporter.failed(&what, &e);
+                failures.lock().unwrap().push(Failure {
+                    experiment: plan.spec.id.clone(),
+                    cell: what,
+                    error: e,
+                });
+                if !opts.keep_going {
+                    abort.store(true, Ordering::SeqCst);
                 }
             }
-        });
+        }
+        true
+    };
+    let work = || {
+        // First pass: every cell no other run holds; then wait for (or take over) the rest.
+        let mut waiting: Vec<(usize, usize)> = pending
+            .par_iter()
+            .filter(|&&(pi, ci)| !attempt(pi, ci))
+            .copied()
+            .collect();
+        if !waiting.is_empty() {
+            reporter.note(&format!(
+                "{} cells are being computed by another run: waiting for them",
+                waiting.len()
+            ));
+        }
+        while !waiting.is_empty() {
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            waiting = waiting
+                .par_iter()
+                .filter(|&&(pi, ci)| !attempt(pi, ci))
+                .copied()
+                .collect();
+        }
     };
     match opts.threads {
         Some(n) => match rayon::ThreadPoolBuilder::new().num_threads(n).build() {
@@ -163,8 +212,11 @@ pub fn execute(plans: &[Plan], opts: &RunOptions) -> RunSummary {
         },
         None => work(),
     }
+    stop.store(true, Ordering::SeqCst);
+    let _ = heartbeat.join();
     reporter.finish();
     summary.computed = computed.into_inner();
+    summary.by_others = by_others.into_inner();
     summary.skipped = skipped.into_inner();
     summary.datasets_loaded = loaded.into_inner();
     summary.failed = failures.into_inner().unwrap();
@@ -261,6 +313,15 @@ impl Reporter {
             b.inc(1);
         } else if self.plain {
             eprintln!("[{n}/{}] {what} ({secs:.2} s)", self.total);
+        }
+    }
+
+    /// A line that is not a cell.
+    fn note(&self, line: &str) {
+        match &self.bar {
+            Some(b) => b.println(line),
+            None if self.plain => eprintln!("{line}"),
+            None => {}
         }
     }
 

@@ -637,7 +637,8 @@ fn the_official_split_uses_the_data_sets_own_parts() {
 #[test]
 fn claim_kinds_judge_margins_and_closeness() {
     // Two copies of the same solver give identical numbers: `close` holds at tolerance 0,
-    // strict `greater` does not, `greater` with a margin does; OASIS and Euclidean differ.
+    // strict `greater` is not distinguishable (no difference at all), `greater` with a margin
+    // holds; OASIS and Euclidean differ.
     let spec = SPEC
         .replace(
             "[[solvers]]\nname = \"euclidean\"",
@@ -716,7 +717,7 @@ tolerance = 1e-9
     };
     use dyad_harness::claims::Verdict;
     assert_eq!(verdict("same"), Verdict::Holds);
-    assert_eq!(verdict("strict"), Verdict::DoesNotHold);
+    assert_eq!(verdict("strict"), Verdict::NotDistinguishable);
     assert_eq!(verdict("margin"), Verdict::Holds);
     assert_eq!(verdict("apart"), Verdict::DoesNotHold);
     assert_eq!(verdict("half"), Verdict::Holds);

@@ -633,7 +633,9 @@ pub fn run(
             (
                 ci,
                 if select_steps {
-                    Schedule::last_only(step)
+                    // The untrained model too: every evaluated set has its starting point
+                    // (what a band must exclude to catch a learner that does not learn).
+                    Schedule::new(vec![0, step])
                 } else {
                     checkpoints
                 },
