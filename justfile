@@ -17,6 +17,11 @@ reproduce target="" profile="paper": build
 test:
     if cargo nextest --version >/dev/null 2>&1; then cargo nextest run --release --workspace; else cargo test --release --workspace; fi
 
+# The Python peers' virtual environment (.venv-peers/, or $DYAD_PEERS_VENV), created or
+# updated from peers/requirements.txt (the harness also does this on first use of a peer).
+peers: build
+    {{dyad}} peers
+
 # CI gates: every spec at its quick profile, the expectation bands, then the instruction
 # counts of the hot kernels against results/references/instructions.json (valgrind).
 check: build

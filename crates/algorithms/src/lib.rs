@@ -74,6 +74,10 @@ pub enum AlgoError {
     InvalidParam(#[from] ParamError),
     #[error("numerical failure: {0}")]
     Numerical(String),
+    /// A learner run outside dyad (a Python peer the harness runs) failed; the message names
+    /// it and says why.
+    #[error("{0}")]
+    External(String),
 }
 
 /// The ranker family: a learner of a similarity function from labelled data. Its
