@@ -207,7 +207,10 @@ mod tests {
         // points: a(t=1, f=3), b(t=1, f=1), c(t=0, f=2), d(t=0, f=1)
         // pairs: a>c ok, a>d ok, b<c wrong, b=d tie -> (2 - 1) / 4.
         let k = kendall_counts(&[3.0, 1.0, 2.0, 1.0], &[1.0, 1.0, 0.0, 0.0]);
-        assert_eq!((k.correct, k.incorrect, k.pairs, k.score_ties()), (2, 1, 4, 1));
+        assert_eq!(
+            (k.correct, k.incorrect, k.pairs, k.score_ties()),
+            (2, 1, 4, 1)
+        );
         assert_eq!(k.tau(), 0.25);
         // Pairs tied in the truth do not count, whatever the scores.
         assert_eq!(kendall_tau(&[1.0, 2.0, 3.0], &[7.0, 7.0, 7.0]), 0.0);
