@@ -61,6 +61,10 @@
 //!   fields for the harness to select on validation pairs; their defaults are only starting
 //!   points (`lambda` 1 for RS/SSR/TR, 0.01 for KR, since `tr(KᵀLK) = n fᵀLf` on rank-2
 //!   kernels; `k` = 8, the value of the paper's timing).
+//! * **Memory order (low-rank KR)**: the points are renumbered internally in reverse
+//!   Cuthill–McKee order of the graph (`reorder = true`), so that `LB` reads neighbouring rows
+//!   of `B` from cache; scores and `B` are reported in the input's order. Only rounding
+//!   changes (tested).
 //! * **Steps**: every learner is iterative; a schedule step is one solver iteration (table),
 //!   checkpoints report the model after that many, the run ends early (reported as last) when
 //!   its solver converges. Results are deterministic for a seed (only DR draws random numbers).
