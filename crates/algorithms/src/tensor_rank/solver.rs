@@ -10,7 +10,7 @@
 //!
 //! where each pair's margin `a_k(v)` is linear in `v` (`wᵀ(x_i − x_j)`, `f_i − f_j`, `K_ij`)
 //! and `R` is positive semi-definite (`λI`, `λXᵀLX + ridge·I`, `λL`, `λ P_anti L`). `E` is
-//! convex and C¹ with a piecewise-linear gradient. The solver ([`Newton`]) is the finite
+//! convex and C¹ with a piecewise-linear gradient. The solver (`Newton`) is the finite
 //! Newton method of Keerthi & DeCoste (JMLR 2005) for squared-hinge losses:
 //!
 //! 1. gradient `g = 2 R v + Σ_k l'(a_k) ∇a_k`, with `l_P'(a) = −2 max(0, 1 − a)`,
