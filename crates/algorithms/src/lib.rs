@@ -22,6 +22,10 @@
 //!   orthogonal matrices (sparse PCA of a dense data matrix, orthogonal decomposition of a
 //!   symmetric 3-tensor) and its baselines (GPower, the tensor power method); models
 //!   [`givens::SparsePcaModel`] and [`givens::Decomposition`], with FLOP counts.
+//! * [`tensor_rank::PairRanker`]: scores of examples learned from labelled inequality and
+//!   equality pairs (RankSVM, semi-supervised and transductive ranking, full and low-rank
+//!   kernel-based ranking with the tensor regulariser `tr(KᵀLK)`, the deep-ranking baseline
+//!   on candle); model [`tensor_rank::PairModel`].
 //!
 //! Later families (pairwise rankers, classifiers) declare their traits in their own modules,
 //! beside their learners; each is registered in the harness with a family name.
@@ -35,6 +39,7 @@ pub mod loreta;
 pub mod metric;
 pub mod oasis;
 pub mod params;
+pub mod tensor_rank;
 
 pub use params::{Checked, ParamError};
 
