@@ -136,7 +136,7 @@ fn tallies(res: &ExperimentResults<'_>) -> (Tally, Tally) {
 fn claim_line(o: &crate::claims::Outcome) -> String {
     if o.synthetic {
         format!(
-            "shape check on SYNTHETIC data: {} — {} [{}]: {}",
+            "{SHAPE_CHECK}{} — {} [{}]: {}",
             verdict_mark(o.verdict),
             o.text,
             o.id,
@@ -622,11 +622,16 @@ fn esc(s: &str) -> String {
 
 /// The verdict marks of the document: (mark, CSS class, symbol drawn in the badge). The
 /// symbols are in DejaVu and every common sans font; the emoji need an emoji font.
-const MARKS: [(char, &str, &str); 3] = [
+const MARKS: [(char, &str, &str); 4] = [
     ('✅', "holds", "✓"),
     ('❌', "fails", "✗"),
+    ('🟰', "even", "="),
     ('➖', "na", "–"),
 ];
+
+/// The prefix of a claim judged on a stand-in (see `claim_line`); drawn as a tag before
+/// the verdict badge.
+const SHAPE_CHECK: &str = "shape check on SYNTHETIC data: ";
 
 /// Inline HTML of a text: escaped, `code spans` as `<code>`, verdict marks as symbols. A
 /// backtick without a partner is shown as an entity, so the page has no literal backticks.
@@ -666,6 +671,12 @@ fn marks(s: &str) -> String {
 
 /// A list item; one that opens with a verdict mark ("✅ holds — text") gets a badge.
 fn list_item(s: &str) -> String {
+    if let Some(rest) = s.strip_prefix(SHAPE_CHECK) {
+        let item = list_item(rest);
+        if item.starts_with("<span class=\"verdict ") {
+            return format!("<span class=\"tag\">shape check · SYNTHETIC</span> {item}");
+        }
+    }
     for (mark, class, sym) in MARKS {
         if let Some(rest) = s.strip_prefix(mark) {
             let rest = rest.trim_start();
@@ -701,7 +712,10 @@ white-space:nowrap;border:1px solid}\
 .verdict.holds{color:#1a7f37;background:#dafbe1;border-color:#1a7f37}\
 .verdict.fails{color:#cf222e;background:#ffebe9;border-color:#cf222e}\
 .verdict.na{color:var(--muted);background:#eff1f3;border-color:#8c959f}\
-.mark{font-weight:700}.mark.holds{color:#1a7f37}.mark.fails{color:#cf222e}.mark.na{color:var(--muted)}";
+.verdict.even{color:#9a6700;background:#fff8c5;border-color:#9a6700}\
+.tag{display:inline-block;border-radius:.3em;padding:0 .4em;font-size:.8em;color:#8250df;\
+border:1px dashed #8250df;margin-right:.3em;white-space:nowrap}\
+.mark{font-weight:700}.mark.holds{color:#1a7f37}.mark.fails{color:#cf222e}.mark.na{color:var(--muted)}.mark.even{color:#9a6700}";
 
 /// HTML rendering (self-contained, no scripts).
 pub fn to_html(doc: &[Block]) -> String {

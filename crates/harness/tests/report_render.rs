@@ -308,6 +308,10 @@ fn figures_and_report_read_well() {
         "code spans in claims"
     );
     assert!(html.contains("class=\"verdict "), "verdict badges");
+    assert!(
+        html.contains("<span class=\"tag\">shape check"),
+        "stand-in verdicts tagged as shape checks"
+    );
     assert!(html.contains("<td class=\"num\">"), "numbers right-aligned");
     assert!(html.contains("max-width:100%"), "images scale to the page");
     let md = std::fs::read_to_string(&md_path).unwrap();
@@ -329,15 +333,17 @@ fn figures_and_report_read_well() {
     let white = count_near(&img, [255, 255, 255], 0);
     let total = (img.width() * img.height()) as usize;
     assert!(white < total * 98 / 100, "the screenshot is blank");
-    // A figure is shown (its red series) and a verdict badge (green).
+    // A figure is shown (its red series) and a verdict badge: green (holds), red (does not
+    // hold) or amber (not distinguishable: two splits rarely separate the methods).
     assert!(
         count_near(&img, [0xd6, 0x27, 0x28], 20) > 100,
         "no figure on the page"
     );
-    assert!(
-        count_near(&img, [0x1a, 0x7f, 0x37], 30) > 20,
-        "no verdict badge"
-    );
+    let badge: usize = [[0x1a, 0x7f, 0x37], [0xcf, 0x22, 0x2e], [0x9a, 0x67, 0x00]]
+        .iter()
+        .map(|c| count_near(&img, *c, 30))
+        .sum();
+    assert!(badge > 20, "no verdict badge");
 }
 
 /// Chromium: `DYAD_CHROMIUM`, else `/usr/bin/chromium` or `chromium` on the PATH.
