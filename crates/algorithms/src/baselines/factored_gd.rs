@@ -14,7 +14,7 @@
 
 use crate::loreta::losses::triplet_hinge;
 use crate::loreta::model::LowRankModel;
-use crate::loreta::{Init, InitSpec, check_rank, positive};
+use crate::loreta::{Init, InitSpec, budget_rank, check_rank, positive};
 use crate::{AlgoError, Ranker};
 use dyad_core::sampling::TripletSampler;
 use dyad_core::{Flow, LabeledSet, Observer, Rng, Schedule, Scorer, SparseVec, drive, steps};
@@ -37,6 +37,10 @@ pub struct FactoredGdConfig {
     /// Rank `k` (10).
     #[serde(default = "default_rank")]
     pub rank: usize,
+    /// Fixed memory budget, features × rank (LORETA spec §5.1: 500,000): when set, the rank
+    /// is `memory / d` on `d` features, rounded down, and `rank` is ignored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<usize>,
     /// Step size `eta` (0.1; chosen by CV).
     #[serde(default = "default_eta")]
     pub eta: f64,
@@ -53,6 +57,7 @@ impl Default for FactoredGdConfig {
     fn default() -> Self {
         Self {
             rank: default_rank(),
+            memory: None,
             eta: default_eta(),
             init: Init::Identity,
             init_std: default_std(),
@@ -82,6 +87,7 @@ impl FactoredGdConfig {
     /// Check every parameter (no data needed).
     pub fn validate(&self) -> Result<(), AlgoError> {
         validate_factored("factored GD", self.rank, self.init, self.init_std)?;
+        crate::loreta::check_memory("factored GD", self.memory)?;
         positive("factored GD: eta", self.eta)
     }
 }
@@ -190,7 +196,8 @@ impl Ranker for FactoredGdConfig {
             std: self.init_std,
             zero_updates: None,
         };
-        fit_naive_factored(train, schedule, rng, obs, init, self.rank, move |_, _| eta)
+        let rank = budget_rank("factored GD", self.rank, self.memory, train.dim())?;
+        fit_naive_factored(train, schedule, rng, obs, init, rank, move |_, _| eta)
     }
 
     fn is_iterative(&self) -> bool {

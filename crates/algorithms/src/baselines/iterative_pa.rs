@@ -32,7 +32,9 @@
 use crate::loreta::labels::{draw_and_hinge, label_problem};
 use crate::loreta::losses::{multilabel_hinge, relevant_labels, triplet_hinge};
 use crate::loreta::model::LowRankModel;
-use crate::loreta::{Init, InitSpec, LabelRanker, LabelScorer, check_rank, positive};
+use crate::loreta::{
+    Init, InitSpec, LabelRanker, LabelScorer, budget_rank, check_rank, positive,
+};
 use crate::{AlgoError, Ranker};
 use dyad_core::sampling::TripletSampler;
 use dyad_core::{Flow, LabeledSet, Observer, Rng, Schedule, Scorer, SparseVec, drive, steps};
@@ -55,6 +57,10 @@ pub struct IterativePaConfig {
     /// Rank `k` (10).
     #[serde(default = "default_rank")]
     pub rank: usize,
+    /// Fixed memory budget, features × rank (LORETA spec §5.1: 500,000): when set, the rank
+    /// is `memory / d` on `d` features, rounded down, and `rank` is ignored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<usize>,
     /// PA-I aggressiveness `C` (0.1; chosen by CV).
     #[serde(default = "default_c")]
     pub c: f64,
@@ -73,6 +79,7 @@ impl Default for IterativePaConfig {
     fn default() -> Self {
         Self {
             rank: default_rank(),
+            memory: None,
             c: default_c(),
             init: Init::Identity,
             init_std: default_std(),
@@ -92,6 +99,7 @@ impl IterativePaConfig {
 
     /// Check every parameter (no data needed).
     pub fn validate(&self) -> Result<(), AlgoError> {
+        crate::loreta::check_memory("iterative PA", self.memory)?;
         if self.rank == 0 {
             return Err(AlgoError::Param(
                 "iterative PA: rank must be positive".into(),
@@ -157,7 +165,8 @@ impl Ranker for IterativePaConfig {
         obs: &mut dyn Observer,
     ) -> Result<(), AlgoError> {
         self.validate()?;
-        check_rank("iterative PA", self.rank, train.dim(), train.dim())?;
+        let rank = budget_rank("iterative PA", self.rank, self.memory, train.dim())?;
+        check_rank("iterative PA", rank, train.dim(), train.dim())?;
         let sampler = TripletSampler::new(train)?;
         let row = |i: usize| train.x.outer_view(i).expect("sampled row in range");
         struct State<'r> {
@@ -189,7 +198,7 @@ impl Ranker for IterativePaConfig {
         drive(schedule, obs, || {
             let (a, b) = self
                 .init_spec()
-                .triplet_factors(train, &sampler, self.rank, rng)?;
+                .triplet_factors(train, &sampler, rank, rng)?;
             let state = State {
                 model: LowRankModel::new(a, b),
                 diff: SparseVec::default(),
@@ -219,7 +228,8 @@ impl LabelRanker for IterativePaConfig {
     ) -> Result<(), AlgoError> {
         self.validate()?;
         let (n_labels, rows) = label_problem(train)?;
-        check_rank("iterative PA", self.rank, n_labels, train.dim())?;
+        let rank = budget_rank("iterative PA", self.rank, self.memory, train.dim())?;
+        check_rank("iterative PA", rank, n_labels, train.dim())?;
         struct State<'r> {
             model: LowRankModel,
             scores: Vec<f64>,
@@ -278,7 +288,7 @@ impl LabelRanker for IterativePaConfig {
         drive(schedule, obs, || {
             let (a, b) = self
                 .init_spec()
-                .label_factors(train, &rows, n_labels, self.rank, rng)?;
+                .label_factors(train, &rows, n_labels, rank, rng)?;
             let state = State {
                 model: LowRankModel::new(a, b),
                 scores: vec![0.0; n_labels],

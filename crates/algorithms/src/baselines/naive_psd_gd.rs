@@ -16,7 +16,7 @@
 use super::factored_gd::validate_factored;
 use crate::loreta::losses::triplet_hinge;
 use crate::loreta::model::LowRankModel;
-use crate::loreta::{Init, InitSpec, check_rank, positive};
+use crate::loreta::{Init, InitSpec, budget_rank, check_rank, positive};
 use crate::{AlgoError, Ranker};
 use dyad_core::sampling::TripletSampler;
 use dyad_core::{Flow, LabeledSet, Observer, Rng, Schedule, Scorer, SparseVec, drive, steps};
@@ -39,6 +39,10 @@ pub struct NaivePsdGdConfig {
     /// Rank `k` (10).
     #[serde(default = "default_rank")]
     pub rank: usize,
+    /// Fixed memory budget, features × rank (LORETA spec §5.1: 500,000): when set, the rank
+    /// is `memory / d` on `d` features, rounded down, and `rank` is ignored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<usize>,
     /// Step size `eta` (0.1; chosen by CV).
     #[serde(default = "default_eta")]
     pub eta: f64,
@@ -54,6 +58,7 @@ impl Default for NaivePsdGdConfig {
     fn default() -> Self {
         Self {
             rank: default_rank(),
+            memory: None,
             eta: default_eta(),
             init: Init::Identity,
             init_std: default_std(),
@@ -65,6 +70,7 @@ impl NaivePsdGdConfig {
     /// Check every parameter (no data needed).
     pub fn validate(&self) -> Result<(), AlgoError> {
         validate_factored("naive PSD GD", self.rank, self.init, self.init_std)?;
+        crate::loreta::check_memory("naive PSD GD", self.memory)?;
         positive("naive PSD GD: eta", self.eta)
     }
 }
@@ -106,7 +112,8 @@ impl Ranker for NaivePsdGdConfig {
         obs: &mut dyn Observer,
     ) -> Result<(), AlgoError> {
         self.validate()?;
-        check_rank("naive PSD GD", self.rank, train.dim(), train.dim())?;
+        let rank = budget_rank("naive PSD GD", self.rank, self.memory, train.dim())?;
+        check_rank("naive PSD GD", rank, train.dim(), train.dim())?;
         let sampler = TripletSampler::new(train)?;
         let row = |i: usize| train.x.outer_view(i).expect("sampled row in range");
         struct State<'r> {
@@ -136,7 +143,7 @@ impl Ranker for NaivePsdGdConfig {
             zero_updates: None,
         };
         drive(schedule, obs, || {
-            let (y, _) = init.triplet_factors(train, &sampler, self.rank, rng)?;
+            let (y, _) = init.triplet_factors(train, &sampler, rank, rng)?;
             let state = State {
                 model: LowRankModel::symmetric(y),
                 diff: SparseVec::default(),

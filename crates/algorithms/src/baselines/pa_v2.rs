@@ -13,7 +13,7 @@
 //! `O((nnz q + nnz(p+ - p-)) k)`.
 
 use super::factored_gd::{fit_naive_factored, validate_factored};
-use crate::loreta::{Init, InitSpec, positive};
+use crate::loreta::{Init, InitSpec, budget_rank, positive};
 use crate::{AlgoError, Ranker};
 use dyad_core::{LabeledSet, Observer, Rng, Schedule};
 use serde::{Deserialize, Serialize};
@@ -35,6 +35,10 @@ pub struct PaV2Config {
     /// Rank `k` (10).
     #[serde(default = "default_rank")]
     pub rank: usize,
+    /// Fixed memory budget, features × rank (LORETA spec §5.1: 500,000): when set, the rank
+    /// is `memory / d` on `d` features, rounded down, and `rank` is ignored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<usize>,
     /// PA-I aggressiveness `C` (0.1; chosen by CV).
     #[serde(default = "default_c")]
     pub c: f64,
@@ -50,6 +54,7 @@ impl Default for PaV2Config {
     fn default() -> Self {
         Self {
             rank: default_rank(),
+            memory: None,
             c: default_c(),
             init: Init::Identity,
             init_std: default_std(),
@@ -61,6 +66,7 @@ impl PaV2Config {
     /// Check every parameter (no data needed).
     pub fn validate(&self) -> Result<(), AlgoError> {
         validate_factored("PA v2", self.rank, self.init, self.init_std)?;
+        crate::loreta::check_memory("PA v2", self.memory)?;
         positive("PA v2: c", self.c)
     }
 }
@@ -80,7 +86,8 @@ impl Ranker for PaV2Config {
             std: self.init_std,
             zero_updates: None,
         };
-        fit_naive_factored(train, schedule, rng, obs, init, self.rank, move |l, v| {
+        let rank = budget_rank("PA v2", self.rank, self.memory, train.dim())?;
+        fit_naive_factored(train, schedule, rng, obs, init, rank, move |l, v| {
             super::iterative_pa::pa_tau(c, l, v)
         })
     }

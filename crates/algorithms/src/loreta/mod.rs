@@ -253,6 +253,33 @@ impl InitSpec {
 }
 
 /// Reject a rank the data cannot hold (`1 <= k <= min(n, m)`).
+/// The rank a fit uses on `d` features: `rank`, or under a memory budget (`memory`, the
+/// papers' "number of features × rank is constant", spec §5.1) `memory / d` rounded down, so
+/// that 500,000 gives rank 30 on 16,660 features and rank 75 on 6,666. A budget below `d`
+/// (rank 0) is an error naming both.
+pub fn budget_rank(
+    who: &str,
+    rank: usize,
+    memory: Option<usize>,
+    d: usize,
+) -> Result<usize, AlgoError> {
+    match memory {
+        None => Ok(rank),
+        Some(m) if d > 0 && m / d > 0 => Ok(m / d),
+        Some(m) => Err(AlgoError::Param(format!(
+            "{who}: memory = {m} leaves no rank on {d} features (memory must be at least d)"
+        ))),
+    }
+}
+
+/// A memory budget, when given, is positive (checked without data).
+pub(crate) fn check_memory(who: &str, memory: Option<usize>) -> Result<(), AlgoError> {
+    if memory == Some(0) {
+        return Err(AlgoError::Param(format!("{who}: memory must be positive")));
+    }
+    Ok(())
+}
+
 pub(crate) fn check_rank(who: &str, k: usize, n: usize, m: usize) -> Result<(), AlgoError> {
     if k == 0 || k > n.min(m) {
         return Err(AlgoError::Param(format!(

@@ -9,7 +9,7 @@
 use super::loreta1::{Loreta1, ScaledSparse};
 use super::losses::triplet_hinge;
 use super::psd::Loreta1Psd;
-use super::{Init, InitSpec, Safeguards, check_rank, positive, step_size};
+use super::{Init, InitSpec, Safeguards, budget_rank, check_rank, positive, step_size};
 use crate::{AlgoError, Ranker};
 use dyad_core::sampling::TripletSampler;
 use dyad_core::{
@@ -34,6 +34,10 @@ pub struct LoretaConfig {
     /// Rank `k` of `W` (10; the spec's grid is 10, 20, 30, 40, 50, 75, 100).
     #[serde(default = "default_rank")]
     pub rank: usize,
+    /// Fixed memory budget, features × rank (LORETA spec §5.1: 500,000): when set, the rank
+    /// is `memory / d` on `d` features, rounded down, and `rank` is ignored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<usize>,
     /// Step size `eta` (0.1; chosen by the harness on a hold-out, spec §2.9).
     #[serde(default = "default_eta")]
     pub eta: f64,
@@ -57,6 +61,7 @@ impl Default for LoretaConfig {
     fn default() -> Self {
         Self {
             rank: default_rank(),
+            memory: None,
             eta: default_eta(),
             eta_t0: None,
             init: Init::Identity,
@@ -95,6 +100,7 @@ impl LoretaConfig {
 
     /// Check every parameter (no data needed).
     pub fn validate(&self) -> Result<(), AlgoError> {
+        super::check_memory("LORETA", self.memory)?;
         validate_common(
             "LORETA",
             self.rank,
@@ -245,7 +251,8 @@ impl Ranker for LoretaConfig {
         obs: &mut dyn Observer,
     ) -> Result<(), AlgoError> {
         self.validate()?;
-        check_rank("LORETA", self.rank, train.dim(), train.dim())?;
+        let rank = budget_rank("LORETA", self.rank, self.memory, train.dim())?;
+        check_rank("LORETA", rank, train.dim(), train.dim())?;
         let tol = self.safeguards.tolerances();
         fit_triplets(
             train,
@@ -258,7 +265,7 @@ impl Ranker for LoretaConfig {
             |sampler, rng| {
                 let (a, b) = self
                     .init_spec()
-                    .triplet_factors(train, sampler, self.rank, rng)?;
+                    .triplet_factors(train, sampler, rank, rng)?;
                 Loreta1::new(a, b, tol)
             },
         )
@@ -276,6 +283,10 @@ pub struct LoretaPsdConfig {
     /// Rank `k` (10).
     #[serde(default = "default_rank")]
     pub rank: usize,
+    /// Fixed memory budget, features × rank (LORETA spec §5.1: 500,000): when set, the rank
+    /// is `memory / d` on `d` features, rounded down, and `rank` is ignored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<usize>,
     /// Step size `eta` (0.1).
     #[serde(default = "default_eta")]
     pub eta: f64,
@@ -299,6 +310,7 @@ impl Default for LoretaPsdConfig {
     fn default() -> Self {
         Self {
             rank: default_rank(),
+            memory: None,
             eta: default_eta(),
             eta_t0: None,
             init: Init::Identity,
@@ -319,6 +331,7 @@ impl LoretaPsdConfig {
 
     /// Check every parameter (no data needed).
     pub fn validate(&self) -> Result<(), AlgoError> {
+        super::check_memory("LORETA-PSD", self.memory)?;
         validate_common(
             "LORETA-PSD",
             self.rank,
@@ -349,7 +362,8 @@ impl Ranker for LoretaPsdConfig {
         obs: &mut dyn Observer,
     ) -> Result<(), AlgoError> {
         self.validate()?;
-        check_rank("LORETA-PSD", self.rank, train.dim(), train.dim())?;
+        let rank = budget_rank("LORETA-PSD", self.rank, self.memory, train.dim())?;
+        check_rank("LORETA-PSD", rank, train.dim(), train.dim())?;
         let tol = self.safeguards.tolerances();
         fit_triplets(
             train,
@@ -362,7 +376,7 @@ impl Ranker for LoretaPsdConfig {
             |sampler, rng| {
                 let (y, _) = self
                     .init_spec()
-                    .triplet_factors(train, sampler, self.rank, rng)?;
+                    .triplet_factors(train, sampler, rank, rng)?;
                 Loreta1Psd::new(y, tol)
             },
         )
@@ -412,6 +426,84 @@ mod tests {
             let (first, last) = (obs.seen[0].1, obs.seen[3].1);
             assert!(first < 0.85 && last > 0.97, "{name}: mAP {first} -> {last}");
         }
+    }
+
+    #[test]
+    fn a_memory_budget_sets_the_rank_from_the_feature_count() {
+        // d = 14 features: a budget of 60 gives rank 60 / 14 = 4 (rounded down) for every
+        // learner of the family, whatever `rank` says; a budget below d is refused.
+        struct Rank(Vec<f64>);
+        impl Observer for Rank {
+            fn checkpoint(&mut self, _: dyad_core::Checkpoint, m: &dyn Scorer) -> Control {
+                let stats = m.statistics();
+                let rank = stats.iter().find(|(n, _)| *n == "rank").expect("rank");
+                self.0.push(rank.1);
+                Control::Continue
+            }
+        }
+        use crate::baselines::{
+            iterative_pa::IterativePaConfig, naive_psd_gd::NaivePsdGdConfig,
+            pa_v2::PaV2Config,
+        };
+        let train = nuisance_data(30, 10, 8);
+        assert_eq!(train.dim(), 14);
+        let learners: Vec<(&str, Box<dyn Ranker>)> = vec![
+            (
+                "loreta",
+                Box::new(LoretaConfig {
+                    rank: 2,
+                    memory: Some(60),
+                    ..Default::default()
+                }),
+            ),
+            (
+                "loreta-psd",
+                Box::new(LoretaPsdConfig {
+                    memory: Some(60),
+                    ..Default::default()
+                }),
+            ),
+            (
+                "iterative-pa",
+                Box::new(IterativePaConfig {
+                    memory: Some(60),
+                    ..Default::default()
+                }),
+            ),
+            (
+                "pa-v2",
+                Box::new(PaV2Config {
+                    memory: Some(60),
+                    ..Default::default()
+                }),
+            ),
+            (
+                "naive-psd-gd",
+                Box::new(NaivePsdGdConfig {
+                    memory: Some(60),
+                    ..Default::default()
+                }),
+            ),
+        ];
+        for (name, l) in learners {
+            let mut obs = Rank(Vec::new());
+            l.fit(&train, &Schedule::new(vec![0, 50]), &mut seeded(1), &mut obs)
+                .unwrap();
+            assert_eq!(obs.0, vec![4.0, 4.0], "{name}");
+        }
+        let small = LoretaConfig {
+            memory: Some(13),
+            ..Default::default()
+        };
+        let e = small
+            .fit(&train, &Schedule::last_only(5), &mut seeded(1), &mut NullObserver)
+            .unwrap_err();
+        assert!(e.to_string().contains("memory = 13"), "{e}");
+        let zero = LoretaConfig {
+            memory: Some(0),
+            ..Default::default()
+        };
+        assert!(zero.validate().is_err());
     }
 
     #[test]
