@@ -35,6 +35,7 @@ pub mod loreta;
 pub mod metric;
 pub mod oasis;
 pub mod params;
+pub(crate) mod simd;
 
 pub use params::{Checked, ParamError};
 

@@ -13,19 +13,19 @@
 //! starting from `W0 = I`. Triplets are drawn i.i.d. as in spec §3 ([`TripletSampler`]).
 
 mod dissim;
+mod kernel;
 mod model;
 mod parallel;
 
 pub use dissim::{DissimModel, DissimOasisConfig};
-pub use model::{BilinearModel, StepOutcome};
+pub use kernel::{DENSE_SPAN_PER_NNZ, Kernel, StepScratch};
+pub use model::{BilinearModel, Precision, StepOutcome};
 pub use parallel::OasisParallelConfig;
 
 use crate::params::{self, Checked, ParamError};
 use crate::{AlgoError, Ranker};
 use dyad_core::sampling::TripletSampler;
-use dyad_core::{
-    Control, Flow, LabeledSet, Observer, Rng, Schedule, Scorer, SparseVec, Stepper, drive,
-};
+use dyad_core::{Control, Flow, LabeledSet, Observer, Rng, Schedule, Scorer, Stepper, drive};
 use serde::{Deserialize, Serialize};
 
 /// Symmetric variants of OASIS (spec §4.1).
@@ -66,6 +66,9 @@ pub struct OasisConfig {
     pub symmetric: Symmetric,
     #[serde(default)]
     pub psd: Psd,
+    /// Storage precision of `W`: `"f64"` or `"f32"` (`f64` arithmetic either way).
+    #[serde(default)]
+    pub precision: Precision,
 }
 
 pub(crate) fn default_c() -> f64 {
@@ -78,6 +81,7 @@ impl Default for OasisConfig {
             c: default_c(),
             symmetric: Symmetric::None,
             psd: Psd::None,
+            precision: Precision::default(),
         }
     }
 }
@@ -100,16 +104,16 @@ impl OasisConfig {
         train: &LabeledSet,
         sampler: &TripletSampler,
         rng: &mut Rng,
-        diff: &mut SparseVec,
+        scratch: &mut StepScratch,
         step: u64,
     ) -> Result<(), AlgoError> {
         let t = sampler.sample(rng);
         let row = |i: usize| train.x.outer_view(i).expect("sampled row in range");
         let (p, a, b) = (row(t.query), row(t.positive), row(t.negative));
         if self.symmetric == Symmetric::Online {
-            model.pa1_step_symmetric(p, a, b, self.c, diff);
+            model.pa1_step_symmetric(p, a, b, self.c, scratch);
         } else {
-            model.pa1_step(p, a, b, self.c, diff);
+            model.pa1_step(p, a, b, self.c, scratch);
         }
         if let Psd::Every(n) = self.psd
             && step.is_multiple_of(n)
@@ -145,7 +149,7 @@ struct OasisRun<'a> {
     sampler: TripletSampler,
     rng: &'a mut Rng,
     model: BilinearModel,
-    diff: SparseVec,
+    scratch: StepScratch,
 }
 
 impl Stepper for OasisRun<'_> {
@@ -159,9 +163,9 @@ impl Stepper for OasisRun<'_> {
             sampler,
             rng,
             model,
-            diff,
+            scratch,
         } = self;
-        config.step(model, train, sampler, rng, diff, step)?;
+        config.step(model, train, sampler, rng, scratch, step)?;
         Ok(Flow::Continue)
     }
 
@@ -191,8 +195,8 @@ impl Ranker for OasisConfig {
                 train,
                 sampler,
                 rng,
-                model: BilinearModel::identity(train.dim()),
-                diff: SparseVec::default(),
+                model: BilinearModel::identity_with(train.dim(), self.precision),
+                scratch: StepScratch::default(),
             })
         })?;
         Ok(())

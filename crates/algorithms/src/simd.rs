@@ -1,15 +1,32 @@
-//! Run-time selection of the vector width for the `O((n+m)k)` passes of LORETA-1.
+//! Run-time selection of the vector width for the hot loops of the crate (LORETA-1's passes
+//! over its factors, OASIS's row kernels).
 //!
-//! The workspace is built for the baseline x86-64 target (SSE2). The passes over the factors
-//! are compute-bound at `k = 50` (about 12 flops per stored float per step), so they are
-//! compiled three times, for AVX-512, AVX2 and the baseline, and the widest one the CPU
-//! supports is picked once per state. The element-wise kernels ([`crate::linalg::axpy`],
-//! [`crate::linalg::axpy2`]) vectorise by themselves; the dot products [`dot2`] are written
-//! with intrinsics (LLVM vectorises its reduction only 2 lanes wide). Every version fixes the
-//! order of every floating-point operation (eight partial sums reduced by the same tree, no
-//! fused multiply-add), so all three produce the same bits (tested). The only `unsafe` code
-//! is here: calls of the feature-specific versions after run-time detection, and unaligned
-//! loads of 8-element chunks.
+//! The workspace is built for the baseline x86-64 target (SSE2). The hot loops are compiled
+//! three times, for AVX-512, AVX2 and the baseline, and the widest one the CPU supports is
+//! picked once per learner state ([`Isa::detect`]) through [`multiversion!`]. Element-wise
+//! kernels ([`crate::linalg::axpy`], [`crate::linalg::axpy2`], [`axpy_span`]) vectorise by
+//! themselves inside the feature-specific copies; the reductions ([`dot2`], [`dot_span`])
+//! are written with intrinsics (LLVM vectorises a reduction only 2 lanes wide, since it may
+//! not reorder it). Every version fixes the order of every floating-point operation (eight
+//! lanes times two accumulators reduced by the same tree, no fused multiply-add), so all
+//! three produce the same bits (tested).
+//!
+//! Two reductions share that order:
+//!
+//! * [`dot2`] (LORETA): two dot products of whole rows, chunk `c` of eight going to
+//!   accumulator `c % 2`.
+//! * [`dot_span`] / [`dot_gather`] (OASIS): `sum_i w_i x_i` over a row `w` of a dense matrix
+//!   stored as [`Elem`] (`f64`, or `f32` widened to `f64`), where `x` is sparse. Element `i`
+//!   is summed into lane `i % 8` of accumulator `(i / 8) % 4` (chunks counted from the start
+//!   of the row, not of the span, so the assignment does not depend on the support), the
+//!   `len % 8` trailing elements into a separate scalar in index order; then the four
+//!   accumulators are added lane by lane as `(a0 + a1) + (a2 + a3)`, reduced by the tree of
+//!   [`dot2`], and the trailing sum added. [`dot_span`] reads `x` dense over a span of chunks, [`dot_gather`] reads only
+//!   the support of `x`; since an accumulator starts at `+0` and adding a product `w_i * 0 =
+//!   +-0` changes no partial sum (not even the sign of a zero sum), both give the same bits.
+//!
+//! The only `unsafe` code of the crate is here: calls of the feature-specific versions after
+//! run-time detection, and unaligned loads of 8-element chunks.
 
 /// The instruction set a pass is compiled for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,7 +103,6 @@ pub(crate) fn dot2<const W: u8>(x: &[f64], a: &[f64], b: &[f64]) -> (f64, f64) {
         ta += x * a;
         tb += x * b;
     }
-    let tree = |s: [f64; 8]| ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
     (tree(sa) + ta, tree(sb) + tb)
 }
 
@@ -119,7 +135,6 @@ pub(crate) fn update_dot2<const W: u8>(
             ta += p[i] * a[i];
             tb += p[i] * b[i];
         }
-        let tree = |s: [f64; 8]| ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
         return (tree(sa) + ta, tree(sb) + tb);
     }
     crate::linalg::axpy2(p, x, r1, y, r2);
@@ -150,6 +165,162 @@ fn sums(x: &[f64], a: &[f64], b: &[f64]) -> ([f64; 8], [f64; 8]) {
         std::array::from_fn(|q| a0[q] + a1[q]),
         std::array::from_fn(|q| b0[q] + b1[q]),
     )
+}
+
+/// The storage type of a dense matrix the row kernels read: `f64`, or `f32` widened to `f64`
+/// for every operation (products, sums and updates are computed in `f64`; an updated `f32`
+/// entry is rounded once, when stored).
+pub(crate) trait Elem: Copy + Default + PartialEq + std::fmt::Debug + Send + Sync + 'static {
+    fn widen(self) -> f64;
+    fn narrow(v: f64) -> Self;
+    /// The accumulators of [`dot_span`] over the chunks `c0..c1` of `w` (chunk `c` is
+    /// `w[8c..8c+8]`, summed into accumulator `c % 4`), combined lane by lane. `x` is as long
+    /// as `w`; `8 c1 <= w.len()`. `W` as in [`dot2`].
+    fn chunk_sums<const W: u8>(w: &[Self], x: &[f64], c0: usize, c1: usize) -> [f64; 8];
+}
+
+impl Elem for f64 {
+    #[inline(always)]
+    fn widen(self) -> f64 {
+        self
+    }
+    #[inline(always)]
+    fn narrow(v: f64) -> Self {
+        v
+    }
+    #[inline(always)]
+    fn chunk_sums<const W: u8>(w: &[f64], x: &[f64], c0: usize, c1: usize) -> [f64; 8] {
+        assert!(c0 >= c1 || (8 * c1 <= w.len() && 8 * c1 <= x.len()));
+        #[cfg(target_arch = "x86_64")]
+        {
+            if W == AVX512 {
+                // SAFETY: W = AVX512 only inside functions compiled with, and run after
+                // run-time detection of, avx512f (see `multiversion!`); bounds checked above.
+                return unsafe { x86::chunk_sums_avx512_f64(w, x, c0, c1) };
+            } else if W == AVX2 {
+                // SAFETY: as above, for avx2.
+                return unsafe { x86::chunk_sums_avx2_f64(w, x, c0, c1) };
+            }
+        }
+        chunk_sums_portable(w, x, c0, c1)
+    }
+}
+
+impl Elem for f32 {
+    #[inline(always)]
+    fn widen(self) -> f64 {
+        f64::from(self)
+    }
+    #[inline(always)]
+    fn narrow(v: f64) -> Self {
+        v as f32
+    }
+    #[inline(always)]
+    fn chunk_sums<const W: u8>(w: &[f32], x: &[f64], c0: usize, c1: usize) -> [f64; 8] {
+        assert!(c0 >= c1 || (8 * c1 <= w.len() && 8 * c1 <= x.len()));
+        #[cfg(target_arch = "x86_64")]
+        {
+            if W == AVX512 {
+                // SAFETY: as for f64.
+                return unsafe { x86::chunk_sums_avx512_f32(w, x, c0, c1) };
+            } else if W == AVX2 {
+                // SAFETY: as for f64.
+                return unsafe { x86::chunk_sums_avx2_f32(w, x, c0, c1) };
+            }
+        }
+        chunk_sums_portable(w, x, c0, c1)
+    }
+}
+
+/// [`Elem::chunk_sums`] without intrinsics.
+#[inline(always)]
+fn chunk_sums_portable<T: Elem>(w: &[T], x: &[f64], c0: usize, c1: usize) -> [f64; 8] {
+    let mut acc = [[0.0f64; 8]; SPAN_ACC];
+    for c in c0..c1 {
+        let (wc, xc) = (&w[8 * c..8 * c + 8], &x[8 * c..8 * c + 8]);
+        let a = &mut acc[c % SPAN_ACC];
+        for q in 0..8 {
+            a[q] += wc[q].widen() * xc[q];
+        }
+    }
+    combine(&acc)
+}
+
+/// Number of accumulators of [`dot_span`]: chunk `c` of eight goes to accumulator
+/// `c % SPAN_ACC` (four independent chains hide the latency of the additions).
+const SPAN_ACC: usize = 4;
+
+/// The accumulators of [`dot_span`] added lane by lane, `(a0 + a1) + (a2 + a3)`.
+#[inline(always)]
+fn combine(acc: &[[f64; 8]; SPAN_ACC]) -> [f64; 8] {
+    std::array::from_fn(|q| (acc[0][q] + acc[1][q]) + (acc[2][q] + acc[3][q]))
+}
+
+/// The reduction tree shared by [`dot2`] and [`dot_span`].
+#[inline(always)]
+fn tree(s: [f64; 8]) -> f64 {
+    ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]))
+}
+
+/// `sum_i w_i x_i` over `i` in `lo..hi`, in the order of the module docs, for `x` dense (as
+/// long as `w`) and zero outside the support it stands for; the chunks that `lo..hi` meets
+/// are read whole. Equals [`dot_gather`] over that support, bit for bit.
+#[inline(always)]
+pub(crate) fn dot_span<const W: u8, T: Elem>(w: &[T], x: &[f64], lo: usize, hi: usize) -> f64 {
+    debug_assert!(w.len() == x.len() && lo <= hi && hi <= w.len());
+    let full = w.len() / 8 * 8;
+    let c0 = lo / 8;
+    let c1 = hi.min(full).div_ceil(8).max(c0);
+    let mut tail = 0.0;
+    for i in lo.max(full)..hi {
+        tail += w[i].widen() * x[i];
+    }
+    tree(T::chunk_sums::<W>(w, x, c0, c1)) + tail
+}
+
+/// [`dot_span`] reading only the support `(indices, values)` of `x` (indices increasing).
+#[inline(always)]
+pub(crate) fn dot_gather<T: Elem>(w: &[T], indices: &[usize], values: &[f64]) -> f64 {
+    let full = w.len() / 8 * 8;
+    let mut acc = [[0.0f64; 8]; SPAN_ACC];
+    let mut tail = 0.0;
+    for (&i, &v) in indices.iter().zip(values) {
+        let prod = w[i].widen() * v;
+        if i < full {
+            acc[(i / 8) % SPAN_ACC][i % 8] += prod;
+        } else {
+            tail += prod;
+        }
+    }
+    tree(combine(&acc)) + tail
+}
+
+/// `w_i <- w_i + s x_i` for every `i` (slices of equal length; `f32` entries computed in `f64`
+/// and rounded once). Vectorises by itself inside [`multiversion!`] bodies.
+#[inline(always)]
+pub(crate) fn axpy_span<T: Elem>(w: &mut [T], s: f64, x: &[f64]) {
+    debug_assert_eq!(w.len(), x.len());
+    for (wi, &xi) in w.iter_mut().zip(x) {
+        *wi = T::narrow(wi.widen() + s * xi);
+    }
+}
+
+/// [`axpy_span`] on the support `(indices, values)` of `x` only: the same value for every
+/// entry (an entry off the support gains `s * 0`, which changes no value).
+#[inline(always)]
+pub(crate) fn axpy_gather<T: Elem>(w: &mut [T], s: f64, indices: &[usize], values: &[f64]) {
+    for (&i, &v) in indices.iter().zip(values) {
+        w[i] = T::narrow(w[i].widen() + s * v);
+    }
+}
+
+/// `u_i <- u_i + s w_i` (`w` widened): a row of `W^T q` accumulated into `f64`.
+#[inline(always)]
+pub(crate) fn axpy_widen<T: Elem>(u: &mut [f64], s: f64, w: &[T]) {
+    debug_assert_eq!(u.len(), w.len());
+    for (ui, wi) in u.iter_mut().zip(w) {
+        *ui += s * wi.widen();
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -285,38 +456,176 @@ mod x86 {
         }
         (oa, ob)
     }
+
+    /// [`super::Elem::chunk_sums`] for `f64` rows in 512-bit registers.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    pub(super) unsafe fn chunk_sums_avx512_f64(
+        w: &[f64],
+        x: &[f64],
+        c0: usize,
+        c1: usize,
+    ) -> [f64; 8] {
+        let (pw, px) = (w.as_ptr(), x.as_ptr());
+        // SAFETY (all loads): chunk c is read only for c < c1, and 8 c1 <= len (caller).
+        let prod =
+            |c: usize| unsafe { _mm512_mul_pd(_mm512_loadu_pd(pw.add(8 * c)), _mm512_loadu_pd(px.add(8 * c))) };
+        sums512(c0, c1, prod)
+    }
+
+    /// [`super::Elem::chunk_sums`] for `f32` rows (widened exactly) in 512-bit registers.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    pub(super) unsafe fn chunk_sums_avx512_f32(
+        w: &[f32],
+        x: &[f64],
+        c0: usize,
+        c1: usize,
+    ) -> [f64; 8] {
+        let (pw, px) = (w.as_ptr(), x.as_ptr());
+        // SAFETY (all loads): as for f64.
+        let prod = |c: usize| unsafe {
+            _mm512_mul_pd(
+                _mm512_cvtps_pd(_mm256_loadu_ps(pw.add(8 * c))),
+                _mm512_loadu_pd(px.add(8 * c)),
+            )
+        };
+        sums512(c0, c1, prod)
+    }
+
+    /// Accumulator `c % 4` sums `prod(c)` for `c` in `c0..c1`; the four added lane by lane
+    /// as `(a0 + a1) + (a2 + a3)`.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    fn sums512(c0: usize, c1: usize, prod: impl Fn(usize) -> __m512d) -> [f64; 8] {
+        let z = _mm512_setzero_pd();
+        let (mut a0, mut a1, mut a2, mut a3) = (z, z, z, z);
+        let mut c = c0;
+        // Head: up to the first multiple of 4 (chunks go to accumulator c % 4).
+        while c < c1 && c % 4 != 0 {
+            match c % 4 {
+                1 => a1 = _mm512_add_pd(a1, prod(c)),
+                2 => a2 = _mm512_add_pd(a2, prod(c)),
+                _ => a3 = _mm512_add_pd(a3, prod(c)),
+            }
+            c += 1;
+        }
+        while c + 4 <= c1 {
+            a0 = _mm512_add_pd(a0, prod(c));
+            a1 = _mm512_add_pd(a1, prod(c + 1));
+            a2 = _mm512_add_pd(a2, prod(c + 2));
+            a3 = _mm512_add_pd(a3, prod(c + 3));
+            c += 4;
+        }
+        if c < c1 {
+            a0 = _mm512_add_pd(a0, prod(c));
+        }
+        if c + 1 < c1 {
+            a1 = _mm512_add_pd(a1, prod(c + 1));
+        }
+        if c + 2 < c1 {
+            a2 = _mm512_add_pd(a2, prod(c + 2));
+        }
+        let mut out = [0.0f64; 8];
+        let sum = _mm512_add_pd(_mm512_add_pd(a0, a1), _mm512_add_pd(a2, a3));
+        // SAFETY: `out` holds 8 elements.
+        unsafe { _mm512_storeu_pd(out.as_mut_ptr(), sum) };
+        out
+    }
+
+    /// [`super::Elem::chunk_sums`] for `f64` rows in 256-bit registers (lanes 0-3, 4-7 apart).
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(super) unsafe fn chunk_sums_avx2_f64(
+        w: &[f64],
+        x: &[f64],
+        c0: usize,
+        c1: usize,
+    ) -> [f64; 8] {
+        let (pw, px) = (w.as_ptr(), x.as_ptr());
+        // SAFETY (all loads): off + 4 <= 8 c + 8 <= 8 c1 <= len (caller).
+        let prod = |off: usize| unsafe {
+            _mm256_mul_pd(_mm256_loadu_pd(pw.add(off)), _mm256_loadu_pd(px.add(off)))
+        };
+        sums256(c0, c1, prod)
+    }
+
+    /// [`super::Elem::chunk_sums`] for `f32` rows in 256-bit registers.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(super) unsafe fn chunk_sums_avx2_f32(
+        w: &[f32],
+        x: &[f64],
+        c0: usize,
+        c1: usize,
+    ) -> [f64; 8] {
+        let (pw, px) = (w.as_ptr(), x.as_ptr());
+        // SAFETY (all loads): as for f64.
+        let prod = |off: usize| unsafe {
+            _mm256_mul_pd(
+                _mm256_cvtps_pd(_mm_loadu_ps(pw.add(off))),
+                _mm256_loadu_pd(px.add(off)),
+            )
+        };
+        sums256(c0, c1, prod)
+    }
+
+    /// [`sums512`] with each chunk as two halves `prod(8c)`, `prod(8c + 4)`.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn sums256(c0: usize, c1: usize, prod: impl Fn(usize) -> __m256d) -> [f64; 8] {
+        let z = _mm256_setzero_pd();
+        // [accumulator][half]
+        let mut acc = [[z; 2]; 4];
+        for c in c0..c1 {
+            for h in 0..2 {
+                acc[c % 4][h] = _mm256_add_pd(acc[c % 4][h], prod(8 * c + 4 * h));
+            }
+        }
+        let mut out = [0.0f64; 8];
+        for h in 0..2 {
+            let sum = _mm256_add_pd(
+                _mm256_add_pd(acc[0][h], acc[1][h]),
+                _mm256_add_pd(acc[2][h], acc[3][h]),
+            );
+            // SAFETY: each half is 4 elements of 8.
+            unsafe { _mm256_storeu_pd(out.as_mut_ptr().add(4 * h), sum) };
+        }
+        out
+    }
 }
 
-/// `multiversion!(name, body, (arg: Type, ...) -> Ret)` defines `fn name(isa: Isa, args...)`
-/// that runs `body::<W>` (an `#[inline(always)]` function generic over the width `W` of
-/// [`dot2`]) compiled for `isa`.
+/// `multiversion!(vis name<T: Bound>, body, (arg: Type, ...) -> Ret)` defines
+/// `vis fn name<T: Bound>(isa: Isa, args...)` that runs `body::<W, T>` (an `#[inline(always)]`
+/// function generic over the width `W` of [`dot2`] / [`dot_span`], and over one optional type
+/// parameter) compiled for `isa`. The visibility and the type parameter may be omitted.
 macro_rules! multiversion {
-    ($name:ident, $body:ident, ($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty) => {
+    ($vis:vis $name:ident $(<$t:ident: $bound:path>)?, $body:ident, ($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty) => {
         #[allow(clippy::too_many_arguments)]
-        fn $name(isa: $crate::loreta::simd::Isa, $($arg: $ty),*) -> $ret {
+        $vis fn $name $(<$t: $bound>)? (isa: $crate::simd::Isa, $($arg: $ty),*) -> $ret {
             #[cfg(target_arch = "x86_64")]
             {
                 #[allow(clippy::too_many_arguments)]
                 #[target_feature(enable = "avx512f")]
-                fn wide($($arg: $ty),*) -> $ret {
-                    $body::<{ $crate::loreta::simd::AVX512 }>($($arg),*)
+                fn wide $(<$t: $bound>)? ($($arg: $ty),*) -> $ret {
+                    $body::<{ $crate::simd::AVX512 } $(, $t)?>($($arg),*)
                 }
                 #[allow(clippy::too_many_arguments)]
                 #[target_feature(enable = "avx2")]
-                fn mid($($arg: $ty),*) -> $ret {
-                    $body::<{ $crate::loreta::simd::AVX2 }>($($arg),*)
+                fn mid $(<$t: $bound>)? ($($arg: $ty),*) -> $ret {
+                    $body::<{ $crate::simd::AVX2 } $(, $t)?>($($arg),*)
                 }
                 match isa {
                     // SAFETY: `Isa::Avx512` and `Isa::Avx2` are only produced by
                     // `Isa::detect`/`Isa::available` after run-time detection of the feature.
-                    $crate::loreta::simd::Isa::Avx512 => return unsafe { wide($($arg),*) },
-                    $crate::loreta::simd::Isa::Avx2 => return unsafe { mid($($arg),*) },
-                    $crate::loreta::simd::Isa::Baseline => {}
+                    $crate::simd::Isa::Avx512 => return unsafe { wide $(::<$t>)? ($($arg),*) },
+                    $crate::simd::Isa::Avx2 => return unsafe { mid $(::<$t>)? ($($arg),*) },
+                    $crate::simd::Isa::Baseline => {}
                 }
             }
             #[cfg(not(target_arch = "x86_64"))]
             let _ = isa;
-            $body::<{ $crate::loreta::simd::BASE }>($($arg),*)
+            $body::<{ $crate::simd::BASE } $(, $t)?>($($arg),*)
         }
     };
 }
