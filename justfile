@@ -17,10 +17,17 @@ reproduce target="" profile="paper": build
 test:
     if cargo nextest --version >/dev/null 2>&1; then cargo nextest run --release --workspace; else cargo test --release --workspace; fi
 
-# CI gates: every spec at its quick profile, then the expectation bands.
+# The Python peers' virtual environment (.venv-peers/, or $DYAD_PEERS_VENV), created or
+# updated from peers/requirements.txt (the harness also does this on first use of a peer).
+peers: build
+    {{dyad}} peers
+
+# CI gates: every spec at its quick profile, the expectation bands, then the instruction
+# counts of the hot kernels against results/references/instructions.json (valgrind).
 check: build
     {{dyad}} reproduce --profile quick
     {{dyad}} check --profile quick
+    cargo bench --workspace --bench gates
 
 # Build the `dyad` binary (release, whole workspace, all targets: the same feature set as the
 # tests, so `just test` and `just reproduce` share one build of every dependency).

@@ -22,6 +22,10 @@
 //!   orthogonal matrices (sparse PCA of a dense data matrix, orthogonal decomposition of a
 //!   symmetric 3-tensor) and its baselines (GPower, the tensor power method); models
 //!   [`givens::SparsePcaModel`] and [`givens::Decomposition`], with FLOP counts.
+//! * [`tensor_rank::PairRanker`]: scores of examples learned from labelled inequality and
+//!   equality pairs (RankSVM, semi-supervised and transductive ranking, full and low-rank
+//!   kernel-based ranking with the tensor regulariser `tr(KᵀLK)`, the deep-ranking baseline
+//!   on candle); model [`tensor_rank::PairModel`].
 //!
 //! Later families (pairwise rankers, classifiers) declare their traits in their own modules,
 //! beside their learners; each is registered in the harness with a family name.
@@ -36,6 +40,7 @@ pub mod metric;
 pub mod oasis;
 pub mod params;
 pub(crate) mod simd;
+pub mod tensor_rank;
 
 pub use params::{Checked, ParamError};
 
@@ -75,6 +80,10 @@ pub enum AlgoError {
     InvalidParam(#[from] ParamError),
     #[error("numerical failure: {0}")]
     Numerical(String),
+    /// A learner run outside dyad (a Python peer the harness runs) failed; the message names
+    /// it and says why.
+    #[error("{0}")]
+    External(String),
 }
 
 /// The ranker family: a learner of a similarity function from labelled data. Its

@@ -428,6 +428,30 @@ pub fn pinv_transposed_full_rank(a: ArrayView2<'_, f64>) -> Result<Array2<f64>, 
     Ok(matmul(us.view(), v.t()))
 }
 
+// ---- tensor_rank kernels ----
+
+/// Solve `A x = b` for a symmetric positive-definite `A` (only its lower triangle is read) by
+/// Cholesky factorisation; an error when `A` is not numerically positive definite.
+pub fn spd_solve(a: ArrayView2<'_, f64>, b: &[f64]) -> Result<Vec<f64>, LinalgError> {
+    use faer::linalg::solvers::Solve;
+    assert_eq!(a.nrows(), a.ncols(), "spd_solve needs a square matrix");
+    assert_eq!(
+        a.nrows(),
+        b.len(),
+        "spd_solve: right-hand side of the wrong length"
+    );
+    check_finite(a, "spd_solve")?;
+    let a = a.as_standard_layout();
+    let llt = a
+        .view()
+        .into_faer()
+        .llt(Side::Lower)
+        .map_err(|e| LinalgError(format!("Cholesky factorisation failed: {e:?}")))?;
+    let mut x = faer::Mat::<f64>::from_fn(b.len(), 1, |i, _| b[i]);
+    llt.solve_in_place(x.as_mut());
+    Ok((0..b.len()).map(|i| x[(i, 0)]).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -618,5 +642,22 @@ mod tests {
         assert_eq!(c.dim(), (9, 6));
         assert!(max_abs(&(&c.t().dot(&c) - &Array2::<f64>::eye(6))) < 1e-12);
         assert!(max_abs(&c.t().dot(&a)) < 1e-12);
+    }
+
+    // ---- tensor_rank kernel tests ----
+
+    #[test]
+    fn spd_solve_solves_and_rejects_indefinite() {
+        let a = random(9, 9, 21);
+        let mut spd = a.t().dot(&a);
+        for i in 0..9 {
+            spd[[i, i]] += 0.5;
+        }
+        let b: Vec<f64> = (0..9).map(|i| i as f64 - 4.0).collect();
+        let x = spd_solve(spd.view(), &b).unwrap();
+        let r = spd.dot(&Array1::from(x)) - Array1::from(b.clone());
+        assert!(r.iter().all(|v| v.abs() < 1e-10));
+        let neg = -&spd;
+        assert!(spd_solve(neg.view(), &b).is_err());
     }
 }

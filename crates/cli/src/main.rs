@@ -93,6 +93,9 @@ enum Command {
         #[arg(long)]
         profile: Option<Profile>,
     },
+    /// Create (or update) the Python peers' virtual environment from peers/requirements.txt
+    /// [default place: .venv-peers/, or $DYAD_PEERS_VENV].
+    Peers,
     /// Data sets: what is present, and verification of real files.
     Data {
         #[command(subcommand)]
@@ -148,7 +151,26 @@ fn real_main() -> Result<ExitCode> {
             check_bands(&ws, &targets, profile.unwrap_or_else(|| last_profile(&ws)))
         }
         Command::Data { command } => data_command(&ws, command),
+        Command::Peers => peers(),
     }
+}
+
+fn peers() -> Result<ExitCode> {
+    let env = dyad_harness::peers::PeerEnv::locate();
+    let python = env.ensure().map_err(anyhow::Error::msg)?;
+    println!(
+        "Python peers: scripts in {}, environment {} ({})",
+        env.root.display(),
+        env.venv.display(),
+        python.display()
+    );
+    for s in dyad_harness::registry::SOLVERS
+        .iter()
+        .filter(|s| s.name.starts_with("py:"))
+    {
+        println!("  {:<24} {}", s.name, s.description);
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn run_and_write(

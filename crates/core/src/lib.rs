@@ -7,11 +7,13 @@
 //! * [`metrics`]: precision@k, average precision, mean average precision;
 //! * [`nmi`]: normalised mutual information between clusterings;
 //! * [`explained_variance`]: plain and adjusted explained variance of sparse loadings;
+//! * [`kendall`]: Kendall's τ on all inequality pairs of a ground truth, in `O(n log n)`;
 //! * [`observe`]: checkpoint schedules, the solver clock, and the observer a learner reports to;
 //! * [`model`]: the [`model::Scorer`] trait every learned similarity implements.
 
 pub mod data;
 pub mod explained_variance;
+pub mod kendall;
 pub mod metrics;
 pub mod model;
 pub mod nmi;

@@ -157,7 +157,7 @@ pub static DATASETS: &[DatasetInfo] = &[
         citation: "O. Russakovsky et al. ImageNet Large Scale Visual Recognition Challenge. IJCV 2015; LSVRC-2010.",
         identity: None,
         standin: "imagenet-standin",
-        manual: "Requires an ImageNet account: download the LSVRC-2010 train/val SBOW archives and the devkit (meta.mat, ILSVRC2010_validation_ground_truth.txt) into <data dir>/imagenet/.",
+        manual: "Requires an ImageNet account: download the LSVRC-2010 training SBOW archive (one <WNID>.sbow.mat per synset) into <data dir>/imagenet/sbow/ and the development kit's meta.mat into <data dir>/imagenet/.",
     },
     DatasetInfo {
         name: "prostate",

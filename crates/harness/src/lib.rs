@@ -14,6 +14,7 @@ pub mod cache;
 pub mod check;
 pub mod claims;
 pub mod data;
+pub mod peers;
 pub mod plan;
 pub mod plots;
 pub mod profile;

@@ -1,17 +1,24 @@
 //! Figures (plotters, SVG and PNG): one image per plot spec, one panel per data set, one
 //! series per solver (and per evaluated set), error bars = s.e.m. over repeats, the chance
 //! line where the spec asks for it. Output bytes depend only on the results.
+//!
+//! The layout is computed here (not by plotters' chart builder) so that it can be checked:
+//! [`layout`] returns every rectangle a reader sees (plot areas, tick labels, legend, titles)
+//! and where each data point is drawn. Legends sit below the panels, outside every plot
+//! area; titles and captions wrap (or shrink) to fit; axes span the data with a little
+//! padding; log axes are labelled at decades (or 1-2-5 within a decade) with labels kept
+//! apart. The SVG is at 1x; the PNG at [`PNG_SCALE`]x, anti-aliased, with the text drawn
+//! glyph by glyph from the embedded DejaVu font's metrics.
 
 use crate::results::{CurvePoint, ExperimentResults, Stat};
 use crate::spec::{PlotSpec, XAxis};
 use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Once;
-
-const PANEL_W: u32 = 560;
-const PANEL_H: u32 = 440;
+use std::sync::{Once, OnceLock};
 
 /// Colours by solver index (the papers' figures use distinct hues per method).
 const PALETTE: [RGBColor; 8] = [
@@ -25,15 +32,12 @@ const PALETTE: [RGBColor; 8] = [
     RGBColor(0x17, 0xbe, 0xcf),
 ];
 
+/// The embedded DejaVu Sans, registered under [`FONT`] for plotters' rasteriser.
 fn register_fonts() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        let _ = plotters::style::register_font(
-            "sans-serif",
-            FontStyle::Normal,
-            dejavu::sans::regular(),
-        );
-        let _ = plotters::style::register_font("sans-serif", FontStyle::Bold, dejavu::sans::bold());
+        let _ = plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular());
+        let _ = plotters::style::register_font(FONT, FontStyle::Bold, dejavu::sans::bold());
     });
 }
 
@@ -284,6 +288,1090 @@ fn param_panel(
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Text metrics (from the embedded DejaVu font, so layout and drawing agree)
+// ---------------------------------------------------------------------------------------------
+
+/// What the layout needs of a TrueType font: advances, left side bearings, the character map
+/// and the pair kerning of the `kern` table (all in font units).
+struct FontMetrics {
+    units_per_em: f64,
+    /// hhea ascender - descender: the height ab_glyph (plotters' rasteriser) scales to.
+    height: f64,
+    advance: Vec<u16>,
+    lsb: Vec<i16>,
+    cmap: HashMap<u32, u16>,
+    kern: HashMap<(u16, u16), i16>,
+}
+
+impl FontMetrics {
+    fn parse(b: &[u8]) -> Option<FontMetrics> {
+        let u16_at = |o: usize| b.get(o..o + 2).map(|s| u16::from_be_bytes([s[0], s[1]]));
+        let i16_at = |o: usize| u16_at(o).map(|v| v as i16);
+        let u32_at = |o: usize| {
+            b.get(o..o + 4)
+                .map(|s| u32::from_be_bytes([s[0], s[1], s[2], s[3]]))
+        };
+        let tables = u16_at(4)? as usize;
+        let table = |tag: &[u8; 4]| {
+            (0..tables)
+                .map(|i| 12 + 16 * i)
+                .find(|&r| b.get(r..r + 4) == Some(&tag[..]))
+                .and_then(|r| u32_at(r + 8))
+                .map(|o| o as usize)
+        };
+        let head = table(b"head")?;
+        let hhea = table(b"hhea")?;
+        let maxp = table(b"maxp")?;
+        let hmtx = table(b"hmtx")?;
+        let units_per_em = f64::from(u16_at(head + 18)?);
+        let height = f64::from(i16_at(hhea + 4)?) - f64::from(i16_at(hhea + 6)?);
+        let long = u16_at(hhea + 34)? as usize;
+        let glyphs = u16_at(maxp + 4)? as usize;
+        let (mut advance, mut lsb) = (Vec::with_capacity(glyphs), Vec::with_capacity(glyphs));
+        for g in 0..glyphs {
+            if g < long {
+                advance.push(u16_at(hmtx + 4 * g)?);
+                lsb.push(i16_at(hmtx + 4 * g + 2)?);
+            } else {
+                advance.push(*advance.last()?);
+                lsb.push(i16_at(hmtx + 4 * long + 2 * (g - long))?);
+            }
+        }
+        // cmap: the Windows Unicode BMP subtable (format 4).
+        let mut cmap = HashMap::new();
+        let c = table(b"cmap")?;
+        let sub = (0..u16_at(c + 2)? as usize)
+            .map(|i| c + 4 + 8 * i)
+            .find(|&r| u16_at(r) == Some(3) && u16_at(r + 2) == Some(1))
+            .and_then(|r| u32_at(r + 4))
+            .map(|o| c + o as usize)
+            .filter(|&s| u16_at(s) == Some(4))?;
+        let segs = u16_at(sub + 6)? as usize / 2;
+        let ends = sub + 14;
+        let starts = ends + 2 * segs + 2;
+        let deltas = starts + 2 * segs;
+        let ranges = deltas + 2 * segs;
+        for s in 0..segs {
+            let (end, start) = (u16_at(ends + 2 * s)?, u16_at(starts + 2 * s)?);
+            let (delta, ro) = (u16_at(deltas + 2 * s)?, u16_at(ranges + 2 * s)? as usize);
+            for ch in start..=end.min(0xfffe) {
+                let gid = if ro == 0 {
+                    ch.wrapping_add(delta)
+                } else {
+                    match u16_at(ranges + 2 * s + ro + 2 * (ch - start) as usize)? {
+                        0 => 0,
+                        g => g.wrapping_add(delta),
+                    }
+                };
+                if gid != 0 {
+                    cmap.insert(u32::from(ch), gid);
+                }
+            }
+        }
+        // kern: horizontal format-0 subtables.
+        let mut kern = HashMap::new();
+        if let Some(k) = table(b"kern") {
+            let mut sub = k + 4;
+            for _ in 0..u16_at(k + 2)? {
+                let (len, coverage) = (u16_at(sub + 2)? as usize, u16_at(sub + 4)?);
+                if coverage >> 8 == 0 && coverage & 1 == 1 {
+                    for p in 0..u16_at(sub + 6)? as usize {
+                        let o = sub + 14 + 6 * p;
+                        kern.insert((u16_at(o)?, u16_at(o + 2)?), i16_at(o + 4)?);
+                    }
+                }
+                sub += len;
+            }
+        }
+        Some(FontMetrics {
+            units_per_em,
+            height,
+            advance,
+            lsb,
+            cmap,
+            kern,
+        })
+    }
+
+    fn glyph(&self, c: char) -> u16 {
+        self.cmap.get(&(c as u32)).copied().unwrap_or(0)
+    }
+
+    fn advance(&self, g: u16) -> f64 {
+        f64::from(self.advance.get(g as usize).copied().unwrap_or(0))
+    }
+
+    fn lsb(&self, g: u16) -> f64 {
+        f64::from(self.lsb.get(g as usize).copied().unwrap_or(0))
+    }
+
+    fn kern(&self, a: u16, b: u16) -> f64 {
+        f64::from(self.kern.get(&(a, b)).copied().unwrap_or(0))
+    }
+
+    /// Pen positions (font units) of each character of `text`, and the total advance.
+    fn pens(&self, text: &str) -> (Vec<(char, u16, f64)>, f64) {
+        let mut pen = 0.0;
+        let mut prev = None;
+        let mut out = Vec::new();
+        for c in text.chars() {
+            let g = self.glyph(c);
+            if let Some(p) = prev {
+                pen += self.kern(p, g);
+            }
+            out.push((c, g, pen));
+            pen += self.advance(g);
+            prev = Some(g);
+        }
+        (out, pen)
+    }
+}
+
+fn metrics(bold: bool) -> &'static FontMetrics {
+    static REGULAR: OnceLock<FontMetrics> = OnceLock::new();
+    static BOLD: OnceLock<FontMetrics> = OnceLock::new();
+    let (cell, bytes) = if bold {
+        (&BOLD, dejavu::sans::bold())
+    } else {
+        (&REGULAR, dejavu::sans::regular())
+    };
+    cell.get_or_init(|| FontMetrics::parse(bytes).expect("the embedded DejaVu font parses"))
+}
+
+/// Width of `text` at `em` pixels per em.
+fn text_width(text: &str, em: f64, bold: bool) -> f64 {
+    let m = metrics(bold);
+    m.pens(text).1 * em / m.units_per_em
+}
+
+/// A font size (pixels per em at 1x) adjusted so that the rasteriser's scale at
+/// [`PNG_SCALE`] is an even number of pixels: plotters places glyphs relative to half that
+/// scale, truncated, so an odd or fractional scale shifts glyphs up or down by a pixel.
+fn em(nominal: f64) -> f64 {
+    let m = metrics(false);
+    let ratio = m.height / m.units_per_em;
+    let ab = nominal * f64::from(PNG_SCALE) * ratio;
+    (2.0 * (ab / 2.0).round()) / (f64::from(PNG_SCALE) * ratio)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Layout (public so that tests can check the figure as a reader would)
+// ---------------------------------------------------------------------------------------------
+
+/// PNGs are written at this multiple of the SVG's size (print resolution: 192 dpi at 96 CSS
+/// pixels per inch). The report shows them at the SVG size.
+pub const PNG_SCALE: u32 = 2;
+/// The PNG's lines and shapes are drawn at this multiple of the PNG's resolution and
+/// box-filtered down (anti-aliasing); text is rasterised at the PNG's resolution.
+const SUPERSAMPLE: u32 = 2;
+/// The registered font's name; in the SVG it reads as a font-family list with a fallback.
+const FONT: &str = "DejaVu Sans, sans-serif";
+
+const MARGIN: f64 = 10.0;
+const LINE: f64 = 1.25;
+/// Baseline below the top of a line's box, and box bottom below the baseline, in em.
+const ASCENT: f64 = 0.76;
+const DESCENT: f64 = 0.24;
+const TICK_LEN: f64 = 4.0;
+const MARKER_R: f64 = 3.0;
+const SWATCH: f64 = 28.0;
+
+/// An axis-aligned rectangle in figure pixels (SVG units; PNG pixels / [`PNG_SCALE`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rect {
+    pub x0: f64,
+    pub y0: f64,
+    pub x1: f64,
+    pub y1: f64,
+}
+
+impl Rect {
+    pub fn width(&self) -> f64 {
+        self.x1 - self.x0
+    }
+    pub fn height(&self) -> f64 {
+        self.y1 - self.y0
+    }
+    /// Whether the interiors overlap (touching edges do not).
+    pub fn intersects(&self, o: &Rect) -> bool {
+        self.x0 < o.x1 && o.x0 < self.x1 && self.y0 < o.y1 && o.y0 < self.y1
+    }
+    pub fn contains(&self, (x, y): (f64, f64)) -> bool {
+        x >= self.x0 && x <= self.x1 && y >= self.y0 && y <= self.y1
+    }
+    /// Whether `o` lies within this rectangle (to a tenth of a pixel).
+    pub fn encloses(&self, o: &Rect) -> bool {
+        let t = 0.1;
+        o.x0 >= self.x0 - t && o.x1 <= self.x1 + t && o.y0 >= self.y0 - t && o.y1 <= self.y1 + t
+    }
+    fn grow(&self, d: f64) -> Rect {
+        Rect {
+            x0: self.x0 - d,
+            y0: self.y0 - d,
+            x1: self.x1 + d,
+            y1: self.y1 + d,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    Left,
+    Center,
+    Right,
+}
+
+/// One line of text: `(x, y)` is the anchor on the baseline (for vertical text, reading
+/// upwards, `x` is the baseline and `y` the anchor along it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Label {
+    pub text: String,
+    pub x: f64,
+    pub y: f64,
+    /// Pixels per em.
+    pub em: f64,
+    pub bold: bool,
+    pub align: Align,
+    pub vertical: bool,
+}
+
+impl Label {
+    pub fn width(&self) -> f64 {
+        text_width(&self.text, self.em, self.bold)
+    }
+
+    /// The line's box: its advance width by ascent + descent.
+    pub fn rect(&self) -> Rect {
+        let w = self.width();
+        let start = match self.align {
+            Align::Left => 0.0,
+            Align::Center => -w / 2.0,
+            Align::Right => -w,
+        };
+        let (a, d) = (ASCENT * self.em, DESCENT * self.em);
+        if self.vertical {
+            Rect {
+                x0: self.x - a,
+                x1: self.x + d,
+                y0: self.y - start - w,
+                y1: self.y - start,
+            }
+        } else {
+            Rect {
+                x0: self.x + start,
+                x1: self.x + start + w,
+                y0: self.y - a,
+                y1: self.y + d,
+            }
+        }
+    }
+}
+
+/// One axis: its range (data units), scale and ticks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Axis {
+    pub log: bool,
+    pub lo: f64,
+    pub hi: f64,
+    /// Labelled ticks.
+    pub ticks: Vec<f64>,
+    /// Unlabelled ticks (the 2..9 multiples on a log axis).
+    pub minor: Vec<f64>,
+}
+
+impl Axis {
+    /// Position of `v` along the axis, 0 at `lo` and 1 at `hi`.
+    pub fn frac(&self, v: f64) -> f64 {
+        if self.log {
+            (v.log10() - self.lo.log10()) / (self.hi.log10() - self.lo.log10())
+        } else {
+            (v - self.lo) / (self.hi - self.lo)
+        }
+    }
+}
+
+/// One panel: its plot area, axes, texts, and the pixel position of every point drawn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PanelLayout {
+    /// The panel's cell in the figure.
+    pub cell: Rect,
+    /// The plot area (the frame of the axes).
+    pub plot: Rect,
+    pub x: Axis,
+    pub y: Axis,
+    pub caption: Vec<Label>,
+    pub x_ticks: Vec<Label>,
+    pub y_ticks: Vec<Label>,
+    pub x_title: Vec<Label>,
+    pub y_title: Vec<Label>,
+    /// Every data point (marker centre) and error-bar end drawn, in figure pixels.
+    pub points: Vec<(f64, f64)>,
+}
+
+impl PanelLayout {
+    /// Figure pixels of data coordinates.
+    pub fn px(&self, x: f64, y: f64) -> (f64, f64) {
+        (
+            self.plot.x0 + self.x.frac(x) * self.plot.width(),
+            self.plot.y1 - self.y.frac(y) * self.plot.height(),
+        )
+    }
+}
+
+/// One legend entry: a line sample (with the series' marker) and its name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LegendEntry {
+    pub swatch: Rect,
+    pub lines: Vec<Label>,
+    pub color: (u8, u8, u8),
+    pub dashed: bool,
+    pub marker: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Legend {
+    pub frame: Rect,
+    pub entries: Vec<LegendEntry>,
+}
+
+/// Where everything of a figure goes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Layout {
+    pub width: f64,
+    pub height: f64,
+    pub title: Vec<Label>,
+    pub panels: Vec<PanelLayout>,
+    /// Below the panels, outside every plot area.
+    pub legend: Option<Legend>,
+}
+
+impl Layout {
+    /// The SVG's size in pixels.
+    pub fn size(&self) -> (u32, u32) {
+        (self.width.ceil() as u32, self.height.ceil() as u32)
+    }
+
+    /// The PNG's size in pixels.
+    pub fn png_size(&self) -> (u32, u32) {
+        let (w, h) = self.size();
+        (w * PNG_SCALE, h * PNG_SCALE)
+    }
+
+    /// Every line of text in the figure.
+    pub fn labels(&self) -> Vec<&Label> {
+        let mut out: Vec<&Label> = self.title.iter().collect();
+        for p in &self.panels {
+            out.extend(
+                p.caption
+                    .iter()
+                    .chain(&p.x_ticks)
+                    .chain(&p.y_ticks)
+                    .chain(&p.x_title)
+                    .chain(&p.y_title),
+            );
+        }
+        if let Some(l) = &self.legend {
+            out.extend(l.entries.iter().flat_map(|e| &e.lines));
+        }
+        out
+    }
+}
+
+/// The layout of `plot` for `res`, as [`render`] draws it.
+pub fn layout(res: &ExperimentResults<'_>, plot: &PlotSpec) -> Layout {
+    let panels = panels(res, plot);
+    compute_layout(&figure_title(res, plot), plot, &panels)
+}
+
+fn figure_title(res: &ExperimentResults<'_>, plot: &PlotSpec) -> String {
+    format!("{} — {}", res.plan.spec.spec.figure, plot.title)
+}
+
+/// Greedy word wrap of `text` to `max_w` at `em`; the font shrinks (to 70%) before a word is
+/// broken, so nothing is ever cut. Returns the size used and the lines.
+fn fit(text: &str, nominal: f64, bold: bool, max_w: f64, max_lines: usize) -> (f64, Vec<String>) {
+    let mut size = nominal;
+    loop {
+        let lines = wrap(text, size, bold, max_w);
+        let fits =
+            lines.len() <= max_lines && lines.iter().all(|l| text_width(l, size, bold) <= max_w);
+        let smaller = em(size * 0.9);
+        if fits || smaller >= size || smaller < nominal * 0.7 {
+            if fits {
+                return (size, lines);
+            }
+            // Still too long: break words by characters.
+            let mut out = Vec::new();
+            for l in lines {
+                let mut cur = String::new();
+                for c in l.chars() {
+                    let mut next = cur.clone();
+                    next.push(c);
+                    if !cur.is_empty() && text_width(&next, size, bold) > max_w {
+                        out.push(std::mem::take(&mut cur));
+                        cur.push(c);
+                    } else {
+                        cur = next;
+                    }
+                }
+                out.push(cur);
+            }
+            return (size, out);
+        }
+        size = smaller;
+    }
+}
+
+fn wrap(text: &str, size: f64, bold: bool, max_w: f64) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for word in text.split_whitespace() {
+        let candidate = if cur.is_empty() {
+            word.to_string()
+        } else {
+            format!("{cur} {word}")
+        };
+        if !cur.is_empty() && text_width(&candidate, size, bold) > max_w {
+            lines.push(std::mem::replace(&mut cur, word.to_string()));
+        } else {
+            cur = candidate;
+        }
+    }
+    if !cur.is_empty() || lines.is_empty() {
+        lines.push(cur);
+    }
+    lines
+}
+
+fn label(text: &str, x: f64, y: f64, em: f64, align: Align) -> Label {
+    Label {
+        text: text.to_string(),
+        x,
+        y,
+        em,
+        bold: false,
+        align,
+        vertical: false,
+    }
+}
+
+/// Data range of the x axis, padded so that no point sits on the frame.
+fn x_range(plot: &PlotSpec, panel: &Panel) -> (f64, f64) {
+    let xs: Vec<f64> = panel
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.x))
+        .filter(|&x| x.is_finite() && (!plot.log_x || x > 0.0))
+        .collect();
+    let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if plot.log_x {
+        if !lo.is_finite() {
+            return (1.0, 10.0);
+        }
+        if hi <= lo {
+            return (lo / 3.0, hi * 3.0);
+        }
+        let f = (hi / lo).powf(0.04);
+        return (lo / f, hi * f);
+    }
+    if !lo.is_finite() {
+        return (0.0, 1.0);
+    }
+    // k axes and step axes start at 0, as in the papers.
+    let lo = if lo > 0.0 && lo <= 1.0 { 0.0 } else { lo };
+    if hi <= lo {
+        let d = if lo == 0.0 { 1.0 } else { lo.abs() * 0.1 };
+        return (lo - d, hi + d);
+    }
+    let pad = 0.03 * (hi - lo);
+    (lo - pad, hi + pad)
+}
+
+/// Range of the y axis: the data's (mean ± s.e.m., the chance line) with a little padding.
+/// It starts at 0 only when the data come close to 0 (within 15% of their span), so small
+/// differences far from 0 stay visible; a constant series gets a range around its value.
+fn y_range(values: &[f64], log: bool, fixed: Option<[f64; 2]>) -> (f64, f64) {
+    if let Some([a, b]) = fixed {
+        return (a, b);
+    }
+    let vals: Vec<f64> = values
+        .iter()
+        .copied()
+        .filter(|v| v.is_finite() && (!log || *v > 0.0))
+        .collect();
+    let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if !lo.is_finite() {
+        return if log { (0.1, 10.0) } else { (0.0, 1.0) };
+    }
+    if log {
+        if hi <= lo * (1.0 + 1e-9) {
+            return (lo / 2.0, hi * 2.0);
+        }
+        let f = (hi / lo).powf(0.06);
+        return (lo / f, hi * f);
+    }
+    let span = hi - lo;
+    if span <= 1e-12 * lo.abs().max(1e-300) {
+        let d = if lo == 0.0 { 1.0 } else { lo.abs() * 0.1 };
+        return (lo - d, hi + d);
+    }
+    let pad = 0.06 * span;
+    let y0 = if lo > 0.0 && (lo <= 0.15 * span || lo - pad < 0.0) {
+        0.0
+    } else {
+        lo - pad
+    };
+    (y0, hi + pad)
+}
+
+/// A "nice" step (1, 2, 2.5 or 5 times a power of ten) at least `raw`.
+fn nice_step(raw: f64) -> f64 {
+    let mag = 10f64.powf(raw.log10().floor());
+    for m in [1.0, 2.0, 2.5, 5.0, 10.0] {
+        if m * mag >= raw * (1.0 - 1e-9) {
+            return m * mag;
+        }
+    }
+    10.0 * mag
+}
+
+fn linear_ticks(lo: f64, hi: f64, n: usize) -> (Vec<f64>, f64) {
+    let step = nice_step((hi - lo) / n.max(1) as f64);
+    let (a, b) = (
+        (lo / step - 1e-9).ceil() as i64,
+        (hi / step + 1e-9).floor() as i64,
+    );
+    let ticks = (a..=b)
+        .map(|i| i as f64 * step)
+        .map(|v| if v.abs() < step * 1e-9 { 0.0 } else { v })
+        .collect();
+    (ticks, step)
+}
+
+/// Decimals needed to write multiples of `step` exactly.
+fn decimals(step: f64) -> usize {
+    (0..=9)
+        .find(|&d| {
+            let s = step * 10f64.powi(d as i32);
+            (s - s.round()).abs() < 1e-6 * s.abs().max(1.0)
+        })
+        .unwrap_or(9)
+}
+
+/// Labels of linear ticks with a common number of decimals; thousands as K and millions as
+/// M when the step allows it.
+fn linear_labels(ticks: &[f64], step: f64) -> Vec<String> {
+    let top = ticks.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let (unit, suffix) = if top >= 1e6 && step >= 1e5 {
+        (1e6, "M")
+    } else if top >= 1e3 && step >= 100.0 {
+        (1e3, "K")
+    } else {
+        (1.0, "")
+    };
+    let d = decimals(step / unit);
+    ticks
+        .iter()
+        .map(|&v| {
+            if v == 0.0 && !suffix.is_empty() {
+                "0".to_string()
+            } else {
+                format!("{:.*}{suffix}", d, v / unit)
+            }
+        })
+        .collect()
+}
+
+/// A single number as a tick label: integers without decimals, thousands as `K`, millions
+/// as `M`, small numbers in decimal (or `1e-7` style below 10^-4).
+pub fn tick(x: f64) -> String {
+    let a = x.abs();
+    let (unit, suffix) = if a >= 1e6 {
+        (1e6, "M")
+    } else if a >= 1e3 {
+        (1e3, "K")
+    } else {
+        (1.0, "")
+    };
+    if a != 0.0 && a < 1e-4 {
+        let e = a.log10().floor() as i32;
+        let m = x / 10f64.powi(e);
+        let m = format!("{:.2}", m)
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string();
+        return format!("{m}e{e}");
+    }
+    let v = x / unit;
+    let d = decimals(v).min(4);
+    let s = format!("{:.*}", d, v);
+    let s = if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    };
+    format!("{s}{suffix}")
+}
+
+/// Candidate labelled tick sets of a log axis, densest first, and its minor ticks.
+fn log_candidates(lo: f64, hi: f64) -> (Vec<Vec<f64>>, Vec<f64>) {
+    let (d0, d1) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    let inside = |v: &f64| *v >= lo * (1.0 - 1e-9) && *v <= hi * (1.0 + 1e-9);
+    let multiples = |ms: &[f64]| -> Vec<f64> {
+        (d0..=d1)
+            .flat_map(|d| ms.iter().map(move |m| m * 10f64.powi(d)))
+            .filter(inside)
+            .collect()
+    };
+    let decades: Vec<f64> = multiples(&[1.0]);
+    let mut cands = Vec::new();
+    if decades.len() < 3 {
+        cands.push(multiples(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]));
+        cands.push(multiples(&[1.0, 2.0, 5.0]));
+        cands.push(multiples(&[1.0, 3.0]));
+    }
+    for every in [1usize, 2, 3, 4, 5, 10] {
+        let thin: Vec<f64> = (d0..=d1)
+            .filter(|d| d.rem_euclid(every as i32) == 0)
+            .map(|d| 10f64.powi(d))
+            .filter(inside)
+            .collect();
+        cands.push(thin);
+    }
+    cands.retain(|c| c.len() >= 2);
+    if cands.is_empty() {
+        // Less than a factor of ~2: nice linear steps on the log scale.
+        for n in [6, 4, 3, 2] {
+            let (t, _) = linear_ticks(lo, hi, n);
+            if t.len() >= 2 {
+                cands.push(t);
+            }
+        }
+        if cands.is_empty() {
+            cands.push(vec![(lo * hi).sqrt()]);
+        }
+    }
+    let minor = if d1 - d0 <= 8 {
+        multiples(&[2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0])
+            .into_iter()
+            .filter(|v| !cands[0].iter().any(|t| (t / v - 1.0).abs() < 1e-9))
+            .collect()
+    } else {
+        decades
+    };
+    (cands, minor)
+}
+
+/// Candidate (ticks, labels) of an axis, densest first.
+/// Tick values and their labels.
+type TickSet = (Vec<f64>, Vec<String>);
+
+fn tick_candidates(lo: f64, hi: f64, log: bool) -> (Vec<TickSet>, Vec<f64>) {
+    if log {
+        let (cands, minor) = log_candidates(lo, hi);
+        let out = cands
+            .into_iter()
+            .map(|t| {
+                let labels = t.iter().map(|&v| tick(v)).collect();
+                (t, labels)
+            })
+            .collect();
+        return (out, minor);
+    }
+    let mut out: Vec<TickSet> = Vec::new();
+    for n in (2..=10).rev() {
+        let (t, step) = linear_ticks(lo, hi, n);
+        if t.len() >= 2 && !out.iter().any(|(o, _)| *o == t) {
+            let labels = linear_labels(&t, step);
+            out.push((t, labels));
+        }
+    }
+    if out.is_empty() {
+        out.push((vec![lo], vec![tick(lo)]));
+    }
+    (out, Vec::new())
+}
+
+/// Whether consecutive label boxes keep `gap` between them along x (or y).
+fn spaced(labels: &[Label], gap: f64, along_x: bool) -> bool {
+    labels.windows(2).all(|w| {
+        let (a, b) = (w[0].rect(), w[1].rect());
+        if along_x {
+            b.x0 - a.x1 >= gap || a.x0 - b.x1 >= gap
+        } else {
+            b.y0 - a.y1 >= gap || a.y0 - b.y1 >= gap
+        }
+    })
+}
+
+struct Fonts {
+    title: f64,
+    caption: f64,
+    axis: f64,
+    tick: f64,
+    legend: f64,
+}
+
+fn fonts() -> Fonts {
+    Fonts {
+        title: em(15.0),
+        caption: em(13.0),
+        axis: em(12.0),
+        tick: em(11.0),
+        legend: em(12.0),
+    }
+}
+
+/// The y axis of a panel: ticks chosen for `plot_h`, labels right-aligned at `x`.
+fn y_axis(plot: &PlotSpec, panel: &Panel, y0: f64, y1: f64) -> (Axis, Vec<(f64, String)>) {
+    let values: Vec<f64> = panel
+        .series
+        .iter()
+        .flat_map(|s| {
+            s.points
+                .iter()
+                .flat_map(|p| [p.y.mean - p.y.sem, p.y.mean, p.y.mean + p.y.sem])
+        })
+        .filter(|v| !plot.log_y || *v > 0.0)
+        .chain(panel.chance)
+        .collect();
+    let (lo, hi) = y_range(&values, plot.log_y, plot.y_range);
+    let f = fonts();
+    let (cands, minor) = tick_candidates(lo, hi, plot.log_y);
+    let axis = |ticks: Vec<f64>| Axis {
+        log: plot.log_y,
+        lo,
+        hi,
+        ticks,
+        minor: minor.clone(),
+    };
+    let h = y1 - y0;
+    for (t, labels) in &cands {
+        let a = axis(t.clone());
+        let ls: Vec<Label> = t
+            .iter()
+            .zip(labels)
+            .map(|(&v, s)| {
+                let y = y1 - a.frac(v) * h;
+                label(s, 0.0, y + (ASCENT - 0.5) * f.tick, f.tick, Align::Right)
+            })
+            .collect();
+        if spaced(&ls, 0.5 * f.tick, false) {
+            return (a, t.iter().copied().zip(labels.iter().cloned()).collect());
+        }
+    }
+    let (t, labels) = cands.last().cloned().unwrap_or_default();
+    (axis(t.clone()), t.into_iter().zip(labels).collect())
+}
+
+fn compute_layout(title: &str, plot: &PlotSpec, panels: &[Panel]) -> Layout {
+    let f = fonts();
+    let n = panels.len().max(1);
+    let cols = n.min(3);
+    let rows = n.div_ceil(cols);
+    let (cell_w, plot_h) = if n == 1 {
+        (520.0, 300.0)
+    } else {
+        (380.0, 250.0)
+    };
+    let width = cell_w * cols as f64 + 2.0 * MARGIN;
+
+    // Title.
+    let (title_em, title_lines) = fit(title, f.title, true, width - 2.0 * MARGIN, 3);
+    let mut y = MARGIN;
+    let mut title_labels = Vec::new();
+    for l in title_lines {
+        title_labels.push(Label {
+            bold: true,
+            ..label(
+                &l,
+                width / 2.0,
+                y + ASCENT * title_em * LINE,
+                title_em,
+                Align::Center,
+            )
+        });
+        y += title_em * LINE;
+    }
+    y += 6.0;
+
+    // Captions: every panel reserves as many lines as the longest.
+    let caption_fits: Vec<(f64, Vec<String>)> = panels
+        .iter()
+        .map(|p| fit(&p.caption, f.caption, false, cell_w - 16.0, 3))
+        .collect();
+    let caption_lines = caption_fits.iter().map(|c| c.1.len()).max().unwrap_or(1);
+    let caption_h = caption_lines as f64 * f.caption * LINE + 4.0;
+    let (xt_em, xt_lines) = fit(&plot.x_label, f.axis, false, cell_w - 90.0, 2);
+    let below = TICK_LEN + 3.0 + f.tick * LINE + 4.0 + xt_lines.len() as f64 * xt_em * LINE + 8.0;
+    let cell_h = caption_h + plot_h + below;
+
+    let mut out_panels = Vec::new();
+    for (i, panel) in panels.iter().enumerate() {
+        let (r, c) = (i / cols, i % cols);
+        let cell = Rect {
+            x0: MARGIN + c as f64 * cell_w,
+            y0: y + r as f64 * cell_h,
+            x1: MARGIN + (c + 1) as f64 * cell_w,
+            y1: y + (r + 1) as f64 * cell_h,
+        };
+        let (cap_em, cap_lines) = &caption_fits[i];
+        let caption = cap_lines
+            .iter()
+            .enumerate()
+            .map(|(li, l)| {
+                let base = cell.y0 + (li as f64 + ASCENT) * cap_em * LINE;
+                label(l, (cell.x0 + cell.x1) / 2.0, base, *cap_em, Align::Center)
+            })
+            .collect();
+        let plot_y0 = cell.y0 + caption_h;
+        let plot_y1 = plot_y0 + plot_h;
+        let (yaxis, yticks) = y_axis(plot, panel, plot_y0, plot_y1);
+        let tick_w = yticks
+            .iter()
+            .map(|(_, s)| text_width(s, f.tick, false))
+            .fold(0.0, f64::max);
+        let (yt_em, yt_lines) = fit(&plot.y_label, f.axis, false, plot_h, 2);
+        let left = 6.0 + yt_lines.len() as f64 * yt_em * LINE + 4.0 + tick_w + 3.0 + TICK_LEN;
+        let plot_rect = Rect {
+            x0: cell.x0 + left,
+            y0: plot_y0,
+            x1: cell.x1 - 18.0,
+            y1: plot_y1,
+        };
+        let y_ticks: Vec<Label> = yticks
+            .iter()
+            .map(|(v, s)| {
+                let py = plot_rect.y1 - yaxis.frac(*v) * plot_h;
+                label(
+                    s,
+                    plot_rect.x0 - TICK_LEN - 3.0,
+                    py + (ASCENT - 0.5) * f.tick,
+                    f.tick,
+                    Align::Right,
+                )
+            })
+            .collect();
+        let y_title = yt_lines
+            .iter()
+            .enumerate()
+            .map(|(li, l)| Label {
+                vertical: true,
+                ..label(
+                    l,
+                    cell.x0 + 6.0 + (li as f64 + ASCENT) * yt_em * LINE,
+                    (plot_rect.y0 + plot_rect.y1) / 2.0,
+                    yt_em,
+                    Align::Center,
+                )
+            })
+            .collect();
+
+        // x axis: the densest ticks whose labels keep apart and stay in the cell.
+        let (x0, x1) = x_range(plot, panel);
+        let (cands, minor) = tick_candidates(x0, x1, plot.log_x);
+        let xlabel_y = plot_rect.y1 + TICK_LEN + 3.0 + ASCENT * f.tick * LINE;
+        let place = |ticks: &[f64], labels: &[String]| -> (Axis, Vec<Label>) {
+            let a = Axis {
+                log: plot.log_x,
+                lo: x0,
+                hi: x1,
+                ticks: ticks.to_vec(),
+                minor: minor.clone(),
+            };
+            let ls = ticks
+                .iter()
+                .zip(labels)
+                .map(|(&v, s)| {
+                    let px = plot_rect.x0 + a.frac(v) * plot_rect.width();
+                    let mut l = label(s, px, xlabel_y, f.tick, Align::Center);
+                    // Keep the label in the cell (shifted inwards if need be).
+                    let r = l.rect();
+                    if r.x1 > cell.x1 - 2.0 {
+                        l.x -= r.x1 - (cell.x1 - 2.0);
+                    }
+                    l
+                })
+                .collect();
+            (a, ls)
+        };
+        let mut chosen = None;
+        for (t, labels) in &cands {
+            let (a, ls) = place(t, labels);
+            if spaced(&ls, 0.8 * f.tick, true) {
+                chosen = Some((a, ls));
+                break;
+            }
+        }
+        let (xaxis, x_ticks) = chosen.unwrap_or_else(|| {
+            let (t, l) = cands.last().cloned().unwrap_or_default();
+            place(&t, &l)
+        });
+        let x_title = xt_lines
+            .iter()
+            .enumerate()
+            .map(|(li, l)| {
+                let base = plot_rect.y1
+                    + TICK_LEN
+                    + 3.0
+                    + f.tick * LINE
+                    + 4.0
+                    + (li as f64 + ASCENT) * xt_em * LINE;
+                label(
+                    l,
+                    (plot_rect.x0 + plot_rect.x1) / 2.0,
+                    base,
+                    xt_em,
+                    Align::Center,
+                )
+            })
+            .collect();
+        let mut pl = PanelLayout {
+            cell,
+            plot: plot_rect,
+            x: xaxis,
+            y: yaxis,
+            caption,
+            x_ticks,
+            y_ticks,
+            x_title,
+            y_title,
+            points: Vec::new(),
+        };
+        pl.points = panel
+            .series
+            .iter()
+            .flat_map(|s| drawn_points(plot, s))
+            .flat_map(|p| {
+                let mut v = vec![pl.px(p.x, p.y.mean)];
+                if p.y.sem > 0.0 && (!plot.log_y || p.y.mean > p.y.sem) {
+                    v.push(pl.px(p.x, p.y.mean - p.y.sem));
+                    v.push(pl.px(p.x, p.y.mean + p.y.sem));
+                }
+                v
+            })
+            .filter(|&q| pl.plot.grow(0.5).contains(q))
+            .collect();
+        out_panels.push(pl);
+    }
+    let mut y = y + rows as f64 * cell_h;
+
+    // Legend: one for the figure, below the panels.
+    let mut entries: Vec<(String, RGBColor, bool, bool)> = Vec::new();
+    for p in panels {
+        for s in &p.series {
+            let e = (s.name.clone(), s.color, s.dashed, marked(s));
+            if !entries.contains(&e) {
+                entries.push(e);
+            }
+        }
+        if p.chance.is_some() {
+            let e = ("Random".to_string(), RGBColor(0, 0, 0), true, false);
+            if !entries.contains(&e) {
+                entries.push(e);
+            }
+        }
+    }
+    let legend = (!entries.is_empty()).then(|| {
+        let pad = 8.0;
+        let gap = 18.0;
+        let avail = width - 2.0 * MARGIN - 2.0 * pad;
+        let text_max = avail - SWATCH - 6.0;
+        let fitted: Vec<Vec<String>> = entries
+            .iter()
+            .map(|e| wrap(&e.0, f.legend, false, text_max))
+            .collect();
+        let entry_w = |lines: &Vec<String>| {
+            SWATCH
+                + 6.0
+                + lines
+                    .iter()
+                    .map(|l| text_width(l, f.legend, false))
+                    .fold(0.0, f64::max)
+        };
+        let col_w = fitted.iter().map(entry_w).fold(0.0, f64::max);
+        let ncols = (((avail + gap) / (col_w + gap)).floor() as usize).clamp(1, entries.len());
+        let used = ncols as f64 * col_w + (ncols - 1) as f64 * gap;
+        let x0 = (width - used) / 2.0;
+        let mut row_y = y + pad;
+        let mut out = Vec::new();
+        for chunk in entries
+            .iter()
+            .zip(&fitted)
+            .collect::<Vec<_>>()
+            .chunks(ncols)
+        {
+            let lines = chunk.iter().map(|(_, l)| l.len()).max().unwrap_or(1);
+            for (ci, ((_, color, dashed, marker), ls)) in chunk.iter().enumerate() {
+                let ex = x0 + ci as f64 * (col_w + gap);
+                let mid = row_y + f.legend * LINE / 2.0;
+                out.push(LegendEntry {
+                    swatch: Rect {
+                        x0: ex,
+                        y0: mid - MARKER_R,
+                        x1: ex + SWATCH,
+                        y1: mid + MARKER_R,
+                    },
+                    lines: ls
+                        .iter()
+                        .enumerate()
+                        .map(|(li, l)| {
+                            let base = row_y + (li as f64 + ASCENT) * f.legend * LINE;
+                            label(l, ex + SWATCH + 6.0, base, f.legend, Align::Left)
+                        })
+                        .collect(),
+                    color: (color.0, color.1, color.2),
+                    dashed: *dashed,
+                    marker: *marker,
+                });
+            }
+            row_y += lines as f64 * f.legend * LINE + 4.0;
+        }
+        let frame = Rect {
+            x0: x0 - pad,
+            y0: y,
+            x1: x0 + used + pad,
+            y1: row_y - 4.0 + pad,
+        };
+        Legend {
+            frame,
+            entries: out,
+        }
+    });
+    if let Some(l) = &legend {
+        y = l.frame.y1;
+    }
+    Layout {
+        width,
+        height: (y + MARGIN).ceil(),
+        title: title_labels,
+        panels: out_panels,
+        legend,
+    }
+}
+
+/// Series with few points get a marker on each.
+fn marked(s: &Series) -> bool {
+    s.points.len() <= 40
+}
+
+/// The points of a series that are drawn (positive x on a log axis, positive y on a log axis).
+fn drawn_points<'s>(plot: &'s PlotSpec, s: &'s Series) -> impl Iterator<Item = &'s CurvePoint> {
+    s.points.iter().filter(move |p| {
+        p.x.is_finite()
+            && p.y.mean.is_finite()
+            && (!plot.log_x || p.x > 0.0)
+            && (!plot.log_y || p.y.mean > 0.0)
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Drawing
+// ---------------------------------------------------------------------------------------------
+
 /// Draw `plot` for `res` into `<dir>/<stem>.svg` and `.png`; returns both paths.
 pub fn render(
     res: &ExperimentResults<'_>,
@@ -293,22 +1381,30 @@ pub fn render(
 ) -> Result<[PathBuf; 2], String> {
     register_fonts();
     let panels = panels(res, plot);
-    let size = (PANEL_W * panels.len().max(1) as u32, PANEL_H + 40);
-    let title = format!("{} — {}", res.plan.spec.spec.figure, plot.title);
+    let lay = compute_layout(&figure_title(res, plot), plot, &panels);
+    let (w, h) = lay.size();
 
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
-        draw(&root, &title, plot, &panels)?;
+        let root = SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area();
+        draw(&root, &lay, plot, &panels, 1.0)?;
+        draw_labels_svg(&root, &lay)?;
         root.present().map_err(|e| e.to_string())?;
     }
-    let mut rgb = vec![0u8; (size.0 * size.1 * 3) as usize];
+    // Shapes at PNG_SCALE * SUPERSAMPLE, box-filtered down; then the text at PNG_SCALE.
+    let ss = PNG_SCALE * SUPERSAMPLE;
+    let mut big = vec![255u8; (w * ss * h * ss * 3) as usize];
     {
-        let root = BitMapBackend::with_buffer(&mut rgb, size).into_drawing_area();
-        draw(&root, &title, plot, &panels)?;
+        let root = BitMapBackend::with_buffer(&mut big, (w * ss, h * ss)).into_drawing_area();
+        draw(&root, &lay, plot, &panels, f64::from(ss))?;
         root.present().map_err(|e| e.to_string())?;
     }
-    let png = encode_png(&rgb, size)?;
+    let (pw, ph) = lay.png_size();
+    let mut rgb = downsample(&big, (w * ss, h * ss), SUPERSAMPLE);
+    for l in lay.labels() {
+        raster_label(&mut rgb, (pw, ph), l, f64::from(PNG_SCALE))?;
+    }
+    let png = encode_png(&rgb, (pw, ph))?;
     let svg_path = dir.join(format!("{stem}.svg"));
     let png_path = dir.join(format!("{stem}.png"));
     crate::cache::write_atomic(&svg_path, svg.as_bytes()).map_err(|e| e.to_string())?;
@@ -325,213 +1421,484 @@ fn encode_png(rgb: &[u8], (w, h): (u32, u32)) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-fn draw<DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
-    title: &str,
-    plot: &PlotSpec,
-    panels: &[Panel],
-) -> Result<(), String> {
-    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
-    root.fill(&WHITE).map_err(err)?;
-    let root = root
-        .titled(title, ("sans-serif", 20).into_font().style(FontStyle::Bold))
-        .map_err(err)?;
-    let areas = root.split_evenly((1, panels.len().max(1)));
-    for (area, panel) in areas.iter().zip(panels) {
-        draw_panel(area, plot, panel).map_err(err)?;
+/// Box filter of an RGB buffer by an integer factor.
+fn downsample(big: &[u8], (w, h): (u32, u32), f: u32) -> Vec<u8> {
+    let (ow, oh) = (w / f, h / f);
+    let mut out = vec![0u8; (ow * oh * 3) as usize];
+    let n = f * f;
+    for y in 0..oh {
+        for x in 0..ow {
+            for c in 0..3 {
+                let mut sum = 0u32;
+                for dy in 0..f {
+                    for dx in 0..f {
+                        let i = (((y * f + dy) * w + x * f + dx) * 3 + c) as usize;
+                        sum += u32::from(big[i]);
+                    }
+                }
+                out[((y * ow + x) * 3 + c) as usize] = ((sum + n / 2) / n) as u8;
+            }
+        }
+    }
+    out
+}
+
+const TEXT: RGBColor = RGBColor(0x22, 0x22, 0x22);
+
+/// Text into an RGB buffer at `s` times the layout's pixels, glyph by glyph from the font's
+/// own metrics (advance, kerning and left side bearing), so letters are evenly spaced.
+fn raster_label(rgb: &mut [u8], (w, h): (u32, u32), l: &Label, s: f64) -> Result<(), String> {
+    let m = metrics(l.bold);
+    let em_px = l.em * s;
+    let k = em_px / m.units_per_em;
+    // plotters' ab_glyph scale is the font's height (ascender - descender) in pixels.
+    let scale = (m.height * k).round();
+    let style = if l.bold {
+        FontStyle::Bold
+    } else {
+        FontStyle::Normal
+    };
+    let font = FontDesc::new(FontFamily::Name(FONT), scale, style);
+    let (pens, total) = m.pens(&l.text);
+    let width = total * k;
+    let start = match l.align {
+        Align::Left => 0.0,
+        Align::Center => -width / 2.0,
+        Align::Right => -width,
+    };
+    let (ax, ay) = (l.x * s, l.y * s);
+    let half = (scale / 2.0) as i32;
+    let mut blend = |x: i64, y: i64, a: f32| {
+        if a <= 0.0 || x < 0 || y < 0 || x >= i64::from(w) || y >= i64::from(h) {
+            return;
+        }
+        let a = f64::from(a.min(1.0));
+        let i = ((y as usize) * (w as usize) + x as usize) * 3;
+        for (c, t) in [TEXT.0, TEXT.1, TEXT.2].into_iter().enumerate() {
+            let v = f64::from(rgb[i + c]) * (1.0 - a) + f64::from(t) * a;
+            rgb[i + c] = v.round() as u8;
+        }
+    };
+    for (c, g, pen) in pens {
+        if c.is_whitespace() {
+            continue;
+        }
+        // Ink starts at the pen plus the left side bearing; plotters draws it at 0.
+        let ox = (start + pen * k).round() + (m.lsb(g) * k).floor();
+        let r = font.draw(&c.to_string(), (0, 0), |x, y, a| {
+            let (rx, ry) = (ox + f64::from(x), f64::from(y - half));
+            let (dx, dy) = if l.vertical { (ry, -rx) } else { (rx, ry) };
+            blend((ax + dx).round() as i64, (ay + dy).round() as i64, a);
+            Ok::<(), ()>(())
+        });
+        match r {
+            Ok(_) => {}
+            Err(e) => return Err(format!("font: {e:?}")),
+        }
     }
     Ok(())
 }
 
-fn bounds(plot: &PlotSpec, panel: &Panel) -> ((f64, f64), (f64, f64)) {
-    let xs = panel
-        .series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.x));
-    let xs: Vec<f64> = xs.filter(|&x| !plot.log_x || x > 0.0).collect();
-    let (mut x0, mut x1) = xs
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
-            (a.min(x), b.max(x))
-        });
-    if !x0.is_finite() {
-        (x0, x1) = (if plot.log_x { 1.0 } else { 0.0 }, 1.0);
-    }
-    if !plot.log_x && x0 > 0.0 && x0 <= 1.0 {
-        x0 = 0.0; // k axes and step axes start at 0, as in the papers
-    }
-    if x1 <= x0 {
-        x1 = if plot.log_x { x0 * 10.0 } else { x0 + 1.0 };
-    }
-    let y = match plot.y_range {
-        Some([a, b]) => (a, b),
-        None if plot.log_y => {
-            let ys: Vec<f64> = panel
-                .series
-                .iter()
-                .flat_map(|s| s.points.iter().map(|p| p.y.mean))
-                .filter(|&y| y > 0.0)
-                .collect();
-            let lo = ys.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            if lo.is_finite() && hi > lo {
-                (lo / 2.0, hi * 2.0)
-            } else {
-                (0.1, 10.0)
-            }
-        }
-        None => {
-            let ys = panel.series.iter().flat_map(|s| {
-                s.points
-                    .iter()
-                    .flat_map(|p| [p.y.mean - p.y.sem, p.y.mean + p.y.sem])
-            });
-            let hi = ys.chain(panel.chance).fold(f64::NEG_INFINITY, f64::max);
-            let hi = if hi.is_finite() && hi > 0.0 {
-                hi * 1.08
-            } else {
-                1.0
-            };
-            (0.0, hi)
-        }
-    };
-    ((x0, x1), y)
-}
-
-fn draw_panel<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    plot: &PlotSpec,
-    panel: &Panel,
-) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    let ((x0, x1), (y0, y1)) = bounds(plot, panel);
-    let mut builder = ChartBuilder::on(area);
-    builder
-        .caption(&panel.caption, ("sans-serif", 16))
-        .margin(12)
-        .x_label_area_size(42)
-        .y_label_area_size(64);
-    macro_rules! chart {
-        ($x:expr, $y:expr) => {{
-            let mut chart = builder.build_cartesian_2d($x, $y)?;
-            chart
-                .configure_mesh()
-                .x_desc(&plot.x_label)
-                .y_desc(&plot.y_label)
-                .x_label_formatter(&|x| tick(*x))
-                .y_label_formatter(&|y| tick(*y))
-                .label_style(("sans-serif", 13))
-                .light_line_style(WHITE.mix(0.0))
-                .draw()?;
-            draw_series(&mut chart, panel, plot, (x0, x1))
-        }};
-    }
-    match (plot.log_x, plot.log_y) {
-        (false, false) => chart!(x0..x1, y0..y1),
-        (true, false) => chart!((x0..x1).log_scale(), y0..y1),
-        (false, true) => chart!(x0..x1, (y0..y1).log_scale()),
-        (true, true) => chart!((x0..x1).log_scale(), (y0..y1).log_scale()),
-    }
-}
-
-/// Axis tick text: integers without decimals, thousands as `K`, millions as `M`.
-fn tick(x: f64) -> String {
-    let a = x.abs();
-    if a >= 1e6 && (x / 1e5).fract() == 0.0 {
-        format!("{}M", x / 1e6)
-    } else if a >= 1e3 && (x / 100.0).fract() == 0.0 {
-        format!("{}K", x / 1e3)
-    } else if x.fract() == 0.0 {
-        format!("{x:.0}")
-    } else {
-        format!("{x:.3}")
-            .trim_end_matches('0')
-            .trim_end_matches('.')
-            .to_string()
-    }
-}
-
-fn draw_series<'a, DB, X, Y>(
-    chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
-    panel: &Panel,
-    plot: &PlotSpec,
-    (x0, x1): (f64, f64),
-) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
-where
-    DB: DrawingBackend + 'a,
-    X: Ranged<ValueType = f64>,
-    Y: Ranged<ValueType = f64>,
-{
-    for s in &panel.series {
-        let style = s.color.stroke_width(2);
-        let pts: Vec<&CurvePoint> = s
-            .points
-            .iter()
-            .filter(|p| !plot.log_x || p.x > 0.0)
-            .collect();
-        // A series with one point (a baseline without training steps) spans the x range.
-        let line: Vec<(f64, f64)> =
-            if pts.len() == 1 && matches!(plot.x, XAxis::Step | XAxis::Seconds) {
-                vec![(x0, pts[0].y.mean), (x1, pts[0].y.mean)]
-            } else {
-                pts.iter().map(|p| (p.x, p.y.mean)).collect()
-            };
-        let color = s.color;
-        let dashed = s.dashed;
-        let legend = move |(x, y): (i32, i32)| -> DynElement<'static, DB, (i32, i32)> {
-            if dashed {
-                DashedPathElement::new(vec![(x, y), (x + 22, y)], 5, 3, color.stroke_width(2))
-                    .into_dyn()
-            } else {
-                PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(2)).into_dyn()
-            }
-        };
-        if s.dashed {
-            chart
-                .draw_series(DashedLineSeries::new(line, 6, 4, style))?
-                .label(&s.name)
-                .legend(legend);
+fn draw_labels_svg<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    lay: &Layout,
+) -> Result<(), String> {
+    for l in lay.labels() {
+        let style = if l.bold {
+            FontStyle::Bold
         } else {
-            chart
-                .draw_series(LineSeries::new(line, style))?
-                .label(&s.name)
-                .legend(legend);
+            FontStyle::Normal
+        };
+        // plotters writes font-size = size / 1.24 into the SVG.
+        let font = FontDesc::new(FontFamily::Name(FONT), l.em * 1.24, style);
+        let font = if l.vertical {
+            font.transform(FontTransform::Rotate270)
+        } else {
+            font
+        };
+        let h = match l.align {
+            Align::Left => HPos::Left,
+            Align::Center => HPos::Center,
+            Align::Right => HPos::Right,
+        };
+        let ts = font.color(&TEXT).pos(Pos::new(h, VPos::Top));
+        // VPos::Top puts the baseline 0.76 em below the anchor (along the text's down).
+        let pos = if l.vertical {
+            ((l.x - ASCENT * l.em).round() as i32, l.y.round() as i32)
+        } else {
+            (l.x.round() as i32, (l.y - ASCENT * l.em).round() as i32)
+        };
+        root.draw(&Text::new(l.text.clone(), pos, ts))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// Liang–Barsky: the part of segment `a`–`b` inside `r`.
+fn clip(a: (f64, f64), b: (f64, f64), r: &Rect) -> Option<((f64, f64), (f64, f64))> {
+    let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+    let (mut t0, mut t1) = (0.0f64, 1.0f64);
+    for (p, q) in [
+        (-dx, a.0 - r.x0),
+        (dx, r.x1 - a.0),
+        (-dy, a.1 - r.y0),
+        (dy, r.y1 - a.1),
+    ] {
+        if p == 0.0 {
+            if q < 0.0 {
+                return None;
+            }
+        } else {
+            let t = q / p;
+            if p < 0.0 {
+                t0 = t0.max(t);
+            } else {
+                t1 = t1.min(t);
+            }
         }
-        chart.draw_series(
-            pts.iter()
-                .filter(|p| p.y.sem > 0.0 && (!plot.log_y || p.y.mean > p.y.sem))
-                .map(|p| {
-                    ErrorBar::new_vertical(
-                        p.x,
-                        p.y.mean - p.y.sem,
-                        p.y.mean,
-                        p.y.mean + p.y.sem,
-                        color.stroke_width(1),
-                        6,
-                    )
-                }),
-        )?;
     }
-    if let Some(c) = panel.chance {
-        let black = BLACK.stroke_width(2);
-        chart
-            .draw_series(DashedLineSeries::new(vec![(x0, c), (x1, c)], 8, 5, black))?
-            .label("Random")
-            .legend(|(x, y)| {
-                DashedPathElement::new(vec![(x, y), (x + 22, y)], 5, 3, BLACK.stroke_width(2))
-            });
+    (t0 <= t1).then_some((
+        (a.0 + t0 * dx, a.1 + t0 * dy),
+        (a.0 + t1 * dx, a.1 + t1 * dy),
+    ))
+}
+
+/// A polyline clipped to `r`, as the runs that stay inside.
+fn clip_polyline(pts: &[(f64, f64)], r: &Rect) -> Vec<Vec<(f64, f64)>> {
+    let mut runs: Vec<Vec<(f64, f64)>> = Vec::new();
+    for w in pts.windows(2) {
+        if let Some((a, b)) = clip(w[0], w[1], r) {
+            match runs.last_mut() {
+                Some(run) if run.last() == Some(&a) => run.push(b),
+                _ => runs.push(vec![a, b]),
+            }
+        }
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 13))
-        .draw()
+    runs
+}
+
+fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    lay: &Layout,
+    plot: &PlotSpec,
+    panels: &[Panel],
+    s: f64,
+) -> Result<(), String> {
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    let p = |(x, y): (f64, f64)| ((x * s).round() as i32, (y * s).round() as i32);
+    let sw = |w: f64| ((w * s).round() as u32).max(1);
+    let grid = RGBColor(0xe4, 0xe4, 0xe4);
+    let frame = RGBColor(0x55, 0x55, 0x55);
+    root.fill(&WHITE).map_err(err)?;
+    for (pl, panel) in lay.panels.iter().zip(panels) {
+        let r = pl.plot;
+        // Grid at the labelled ticks, minor ticks on log axes.
+        for &v in &pl.y.ticks {
+            let (_, y) = pl.px(pl.x.lo, v);
+            root.draw(&PathElement::new(
+                vec![p((r.x0, y)), p((r.x1, y))],
+                grid.stroke_width(sw(1.0)),
+            ))
+            .map_err(err)?;
+        }
+        for &v in &pl.x.ticks {
+            let (x, _) = pl.px(v, pl.y.lo);
+            root.draw(&PathElement::new(
+                vec![p((x, r.y0)), p((x, r.y1))],
+                grid.stroke_width(sw(1.0)),
+            ))
+            .map_err(err)?;
+        }
+        // Series.
+        for s_ in &panel.series {
+            let pts: Vec<&CurvePoint> = drawn_points(plot, s_).collect();
+            let line: Vec<(f64, f64)> =
+                if pts.len() == 1 && matches!(plot.x, XAxis::Step | XAxis::Seconds) {
+                    // A baseline without training steps spans the x range.
+                    let (_, y) = pl.px(pl.x.lo, pts[0].y.mean);
+                    vec![(r.x0, y), (r.x1, y)]
+                } else {
+                    pts.iter().map(|q| pl.px(q.x, q.y.mean)).collect()
+                };
+            let style = s_.color.stroke_width(sw(1.6));
+            for run in clip_polyline(&line, &r) {
+                let run: Vec<(i32, i32)> = run.into_iter().map(p).collect();
+                if s_.dashed {
+                    root.draw(&DashedPathElement::new(
+                        run,
+                        (6.0 * s) as i32,
+                        (4.0 * s) as i32,
+                        style,
+                    ))
+                    .map_err(err)?;
+                } else {
+                    root.draw(&PathElement::new(run, style)).map_err(err)?;
+                }
+            }
+            for q in &pts {
+                if q.y.sem > 0.0 && (!plot.log_y || q.y.mean > q.y.sem) {
+                    let a = pl.px(q.x, q.y.mean - q.y.sem);
+                    let b = pl.px(q.x, q.y.mean + q.y.sem);
+                    if let Some((a, b)) = clip(a, b, &r) {
+                        let st = s_.color.stroke_width(sw(1.0));
+                        root.draw(&PathElement::new(vec![p(a), p(b)], st))
+                            .map_err(err)?;
+                        for e in [a, b] {
+                            if e.1 > r.y0 + 0.5 && e.1 < r.y1 - 0.5 {
+                                root.draw(&PathElement::new(
+                                    vec![p((e.0 - 3.0, e.1)), p((e.0 + 3.0, e.1))],
+                                    st,
+                                ))
+                                .map_err(err)?;
+                            }
+                        }
+                    }
+                }
+            }
+            if marked(s_) {
+                for q in &pts {
+                    let c = pl.px(q.x, q.y.mean);
+                    if r.grow(0.5).contains(c) {
+                        marker(root, p(c), s_.color, s_.dashed, s).map_err(err)?;
+                    }
+                }
+            }
+        }
+        if let Some(c) = panel.chance {
+            let (_, y) = pl.px(pl.x.lo, c);
+            if let Some((a, b)) = clip((r.x0, y), (r.x1, y), &r) {
+                root.draw(&DashedPathElement::new(
+                    vec![p(a), p(b)],
+                    (8.0 * s) as i32,
+                    (5.0 * s) as i32,
+                    BLACK.stroke_width(sw(1.6)),
+                ))
+                .map_err(err)?;
+            }
+        }
+        // Frame and ticks (outside the frame).
+        root.draw(&Rectangle::new(
+            [p((r.x0, r.y0)), p((r.x1, r.y1))],
+            frame.stroke_width(sw(1.0)),
+        ))
+        .map_err(err)?;
+        let major = |len: f64| frame.stroke_width(sw(if len > 3.0 { 1.0 } else { 0.8 }));
+        for (vals, len) in [(&pl.y.ticks, TICK_LEN), (&pl.y.minor, TICK_LEN / 2.0)] {
+            for &v in vals {
+                let (_, y) = pl.px(pl.x.lo, v);
+                if y >= r.y0 - 0.5 && y <= r.y1 + 0.5 {
+                    root.draw(&PathElement::new(
+                        vec![p((r.x0 - len, y)), p((r.x0, y))],
+                        major(len),
+                    ))
+                    .map_err(err)?;
+                }
+            }
+        }
+        for (vals, len) in [(&pl.x.ticks, TICK_LEN), (&pl.x.minor, TICK_LEN / 2.0)] {
+            for &v in vals {
+                let (x, _) = pl.px(v, pl.y.lo);
+                if x >= r.x0 - 0.5 && x <= r.x1 + 0.5 {
+                    root.draw(&PathElement::new(
+                        vec![p((x, r.y1)), p((x, r.y1 + len))],
+                        major(len),
+                    ))
+                    .map_err(err)?;
+                }
+            }
+        }
+    }
+    if let Some(l) = &lay.legend {
+        let f = l.frame;
+        root.draw(&Rectangle::new(
+            [p((f.x0, f.y0)), p((f.x1, f.y1))],
+            RGBColor(0xaa, 0xaa, 0xaa).stroke_width(sw(1.0)),
+        ))
+        .map_err(err)?;
+        for e in &l.entries {
+            let color = RGBColor(e.color.0, e.color.1, e.color.2);
+            let y = (e.swatch.y0 + e.swatch.y1) / 2.0;
+            let run = vec![p((e.swatch.x0, y)), p((e.swatch.x1, y))];
+            let style = color.stroke_width(sw(1.6));
+            if e.dashed {
+                root.draw(&DashedPathElement::new(
+                    run,
+                    (6.0 * s) as i32,
+                    (4.0 * s) as i32,
+                    style,
+                ))
+                .map_err(err)?;
+            } else {
+                root.draw(&PathElement::new(run, style)).map_err(err)?;
+            }
+            if e.marker {
+                let c = ((e.swatch.x0 + e.swatch.x1) / 2.0, y);
+                marker(root, p(c), color, e.dashed, s).map_err(err)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A filled circle (hollow for dashed series).
+fn marker<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    c: (i32, i32),
+    color: RGBColor,
+    hollow: bool,
+    s: f64,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let r = (MARKER_R * s).round() as i32;
+    if hollow {
+        root.draw(&Circle::new(c, r, WHITE.filled()))?;
+        root.draw(&Circle::new(
+            c,
+            r,
+            color.stroke_width(((1.2 * s).round() as u32).max(1)),
+        ))
+    } else {
+        root.draw(&Circle::new(c, r, color.filled()))
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{SlopeBound, power_fit, slope_bound};
+    use super::*;
+
+    #[test]
+    fn y_ranges_show_the_data_not_zero() {
+        // mAP between 0.015 and 0.02: the axis does not start at 0.
+        let (lo, hi) = y_range(&[0.015, 0.017, 0.02], false, None);
+        assert!(
+            lo > 0.01 && lo < 0.015 && hi > 0.02 && hi < 0.021,
+            "{lo} {hi}"
+        );
+        // A rate that comes near 0 keeps 0.
+        assert_eq!(y_range(&[0.01, 0.5, 0.9], false, None).0, 0.0);
+        // A constant series gets a range around its value, with ticks on both sides.
+        let (lo, hi) = y_range(&[0.5, 0.5], false, None);
+        assert!(lo < 0.5 && hi > 0.5, "{lo} {hi}");
+        let (cands, _) = tick_candidates(lo, hi, false);
+        assert!(cands[0].0.len() >= 3, "{:?}", cands[0]);
+        assert!(cands[0].0.iter().any(|t| *t < 0.5) && cands[0].0.iter().any(|t| *t > 0.5));
+        let (lo, hi) = y_range(&[0.0], false, None);
+        assert!(lo < 0.0 && hi > 0.0);
+        // Negative data keep their padding.
+        let (lo, hi) = y_range(&[-2.0, -1.0], false, None);
+        assert!(lo < -2.0 && hi > -1.0);
+        // The spec's range wins.
+        assert_eq!(y_range(&[5.0], false, Some([0.0, 1.0])), (0.0, 1.0));
+    }
+
+    #[test]
+    fn log_ticks_are_decades_with_labels_apart() {
+        register_fonts();
+        for (lo, hi) in [
+            (9e4, 1.1e5),
+            (1e4, 1e6),
+            (0.001, 1000.0),
+            (3.0, 7e9),
+            (31000.0, 38000.0),
+            (0.5, 2.0),
+        ] {
+            let (cands, _) = tick_candidates(lo, hi, true);
+            assert!(!cands.is_empty());
+            for (t, labels) in &cands {
+                assert!(
+                    t.iter().all(|v| *v >= lo * 0.999 && *v <= hi * 1.001),
+                    "{t:?}"
+                );
+                assert_eq!(t.len(), labels.len());
+            }
+            if (hi / lo).log10() >= 2.0 {
+                assert!(
+                    cands[0]
+                        .0
+                        .iter()
+                        .all(|v| (v.log10() - v.log10().round()).abs() < 1e-9)
+                );
+            }
+        }
+        let (c, _) = tick_candidates(9e4, 1.1e5, true);
+        assert_eq!(c[0].1, vec!["90K", "100K"]);
+        // On a narrow axis, the densest set whose labels keep apart is chosen; each range
+        // above has one.
+        for (lo, hi) in [
+            (9e4, 1.1e5),
+            (1e4, 1e6),
+            (0.001, 1000.0),
+            (3.0, 7e9),
+            (1.0, 1e12),
+        ] {
+            let (cands, _) = tick_candidates(lo, hi, true);
+            let a = Axis {
+                log: true,
+                lo,
+                hi,
+                ticks: Vec::new(),
+                minor: Vec::new(),
+            };
+            let fits = cands.iter().any(|(t, labels)| {
+                let ls: Vec<Label> = t
+                    .iter()
+                    .zip(labels)
+                    .map(|(&v, s)| label(s, a.frac(v) * 150.0, 0.0, 11.0, Align::Center))
+                    .collect();
+                spaced(&ls, 8.0, true)
+            });
+            assert!(fits, "{lo}..{hi}: {cands:?}");
+        }
+        let (c, _) = tick_candidates(1e4, 1e6, true);
+        assert_eq!(c[0].1, vec!["10K", "100K", "1M"]);
+    }
+
+    #[test]
+    fn tick_text() {
+        assert_eq!(tick(100000.0), "100K");
+        assert_eq!(tick(1e6), "1M");
+        assert_eq!(tick(2500.0), "2.5K");
+        assert_eq!(tick(0.001), "0.001");
+        assert_eq!(tick(1e-6), "1e-6");
+        assert_eq!(tick(7.0), "7");
+        assert_eq!(
+            linear_labels(&[0.0, 0.25, 0.5], 0.25),
+            vec!["0.00", "0.25", "0.50"]
+        );
+        assert_eq!(
+            linear_labels(&[0.0, 20000.0, 40000.0], 20000.0),
+            vec!["0", "20K", "40K"]
+        );
+    }
+
+    #[test]
+    fn text_metrics_come_from_the_font() {
+        // DejaVu Sans: "i" is narrower than "m", kerning tightens "AV".
+        assert!(text_width("i", 10.0, false) < text_width("m", 10.0, false));
+        let m = metrics(false);
+        let (a, v) = (m.glyph('A'), m.glyph('V'));
+        assert!(m.kern(a, v) < 0.0);
+        assert!(
+            text_width("AV", 10.0, false)
+                < text_width("A", 10.0, false) + text_width("V", 10.0, false)
+        );
+        assert!(text_width("x", 10.0, true) > text_width("x", 10.0, false));
+        // Wrapping never cuts: every word survives.
+        let (_, lines) = fit(
+            "a long title that does not fit in one line",
+            15.0,
+            true,
+            120.0,
+            3,
+        );
+        assert!(lines.len() > 1);
+        assert_eq!(
+            lines.join(" "),
+            "a long title that does not fit in one line"
+        );
+        for l in &lines {
+            assert!(text_width(l, 15.0, true) <= 120.0);
+        }
+    }
 
     #[test]
     fn a_lower_bound_right_of_the_mean_bounds_the_slope_from_below() {

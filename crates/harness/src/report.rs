@@ -540,6 +540,39 @@ fn md_cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
+/// Whether a table cell reads as a number (our "mean ± sd (n=..)", "ours / paper", 12.3%,
+/// 4.5K): such columns are right-aligned.
+fn is_numeric(s: &str) -> bool {
+    let t = s.trim();
+    let t = t.strip_prefix(['-', '−', '+']).unwrap_or(t);
+    let mut c = t.chars();
+    match c.next() {
+        Some(d) if d.is_ascii_digit() => true,
+        Some('.') => c.next().is_some_and(|d| d.is_ascii_digit()),
+        _ => false,
+    }
+}
+
+/// A cell that stands for no value ("—", "*", empty): it does not decide a column's kind.
+fn is_placeholder(s: &str) -> bool {
+    matches!(s.trim(), "" | "—" | "-" | "*")
+}
+
+/// Per column of a table: whether its values are numbers (and so right-aligned).
+fn numeric_columns(head: &[String], rows: &[Vec<String>]) -> Vec<bool> {
+    (0..head.len())
+        .map(|c| {
+            let cells: Vec<&str> = rows
+                .iter()
+                .filter_map(|r| r.get(c))
+                .map(String::as_str)
+                .filter(|s| !is_placeholder(s))
+                .collect();
+            !cells.is_empty() && cells.iter().all(|s| is_numeric(s))
+        })
+        .collect()
+}
+
 /// Markdown rendering.
 pub fn to_markdown(doc: &[Block]) -> String {
     let mut out = String::new();
@@ -556,7 +589,11 @@ pub fn to_markdown(doc: &[Block]) -> String {
                         .collect::<Vec<_>>()
                         .join(" | ")
                 ));
-                out.push_str(&format!("|{}\n", "---|".repeat(head.len())));
+                let align: String = numeric_columns(head, rows)
+                    .iter()
+                    .map(|&n| if n { "---:|" } else { "---|" })
+                    .collect();
+                out.push_str(&format!("|{align}\n"));
                 for r in rows {
                     out.push_str(&format!(
                         "| {} |\n",
@@ -583,43 +620,135 @@ fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
+/// The verdict marks of the document: (mark, CSS class, symbol drawn in the badge). The
+/// symbols are in DejaVu and every common sans font; the emoji need an emoji font.
+const MARKS: [(char, &str, &str); 3] = [
+    ('✅', "holds", "✓"),
+    ('❌', "fails", "✗"),
+    ('➖', "na", "–"),
+];
+
+/// Inline HTML of a text: escaped, `code spans` as `<code>`, verdict marks as symbols. A
+/// backtick without a partner is shown as an entity, so the page has no literal backticks.
+fn inline(s: &str) -> String {
+    let parts: Vec<&str> = s.split('`').collect();
+    let paired = if parts.len() % 2 == 1 {
+        parts.len()
+    } else {
+        parts.len() - 1
+    };
+    let mut out = String::new();
+    for (i, part) in parts.iter().enumerate() {
+        if i >= paired {
+            out.push_str("&#96;");
+            out.push_str(&marks(&esc(part)));
+        } else if i % 2 == 1 {
+            out.push_str(&format!("<code>{}</code>", esc(part)));
+        } else {
+            out.push_str(&marks(&esc(part)));
+        }
+    }
+    out
+}
+
+fn marks(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match MARKS.iter().find(|m| m.0 == c) {
+            Some((_, class, sym)) => out.push_str(&format!(
+                "<span class=\"mark {class}\" aria-hidden=\"true\">{sym}</span>"
+            )),
+            None => out.push(c),
+        }
+    }
+    out
+}
+
+/// A list item; one that opens with a verdict mark ("✅ holds — text") gets a badge.
+fn list_item(s: &str) -> String {
+    for (mark, class, sym) in MARKS {
+        if let Some(rest) = s.strip_prefix(mark) {
+            let rest = rest.trim_start();
+            let (verdict, text) = rest.split_once(" — ").unwrap_or((rest, ""));
+            let sep = if text.is_empty() { "" } else { " " };
+            return format!(
+                "<span class=\"verdict {class}\">{sym} {}</span>{sep}{}",
+                esc(verdict),
+                inline(text)
+            );
+        }
+    }
+    inline(s)
+}
+
+const CSS: &str = "\
+:root{--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--head:#f6f8fa}\
+body{font-family:'DejaVu Sans',system-ui,-apple-system,'Segoe UI',Roboto,Arial,sans-serif;\
+font-size:15px;line-height:1.5;max-width:1180px;margin:2em auto;padding:0 1em;color:var(--fg)}\
+h1{font-size:1.6em}h2{font-size:1.35em;margin-top:2em}\
+h3{font-size:1.12em;margin-top:2.2em;border-top:1px solid var(--line);padding-top:1em}\
+code{font-family:'DejaVu Sans Mono',ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;\
+font-size:.88em;background:#eff1f3;border-radius:4px;padding:.1em .35em}\
+.table{overflow-x:auto;margin:.6em 0}\
+table{border-collapse:collapse;font-size:.9em}\
+th,td{border:1px solid var(--line);padding:.3em .65em;text-align:left;vertical-align:top}\
+th{background:var(--head);font-weight:600}tr:nth-child(even) td{background:#fbfbfc}\
+td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\
+figure{margin:1em 0}figure img{display:block;max-width:100%;height:auto;border:1px solid var(--line)}\
+li{margin:.25em 0}\
+.verdict{display:inline-block;border-radius:.8em;padding:0 .6em;font-size:.85em;font-weight:600;\
+white-space:nowrap;border:1px solid}\
+.verdict.holds{color:#1a7f37;background:#dafbe1;border-color:#1a7f37}\
+.verdict.fails{color:#cf222e;background:#ffebe9;border-color:#cf222e}\
+.verdict.na{color:var(--muted);background:#eff1f3;border-color:#8c959f}\
+.mark{font-weight:700}.mark.holds{color:#1a7f37}.mark.fails{color:#cf222e}.mark.na{color:var(--muted)}";
+
 /// HTML rendering (self-contained, no scripts).
 pub fn to_html(doc: &[Block]) -> String {
-    let mut out = String::from(
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>dyad report</title>\n<style>\
-         body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}\
-         table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #bbb;padding:.25em .6em;text-align:left}\
-         th{background:#eee}img{max-width:100%;border:1px solid #ddd}h3{margin-top:2em;border-top:1px solid #ccc;padding-top:1em}\
-         </style></head><body>\n",
+    let mut out = format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>dyad report</title>\n<style>{CSS}</style></head><body>\n"
     );
     for b in doc {
         match b {
-            Block::Heading(l, t) => out.push_str(&format!("<h{l}>{}</h{l}>\n", esc(t))),
-            Block::Para(t) => out.push_str(&format!("<p>{}</p>\n", esc(t))),
+            Block::Heading(l, t) => out.push_str(&format!("<h{l}>{}</h{l}>\n", inline(t))),
+            Block::Para(t) => out.push_str(&format!("<p>{}</p>\n", inline(t))),
+            // Figures are PNGs at `plots::PNG_SCALE` times their layout size: `srcset`
+            // tells the browser so, and they shrink to the page width when wider.
             Block::Image { src, alt } => out.push_str(&format!(
-                "<p><a href=\"{0}\"><img src=\"{0}\" alt=\"{1}\"></a></p>\n",
+                "<figure><a href=\"{0}\"><img src=\"{0}\" srcset=\"{0} {2}x\" alt=\"{1}\"></a></figure>\n",
                 esc(src),
-                esc(alt)
+                esc(alt),
+                crate::plots::PNG_SCALE
             )),
             Block::Table { head, rows } => {
-                out.push_str("<table><tr>");
-                for h in head {
-                    out.push_str(&format!("<th>{}</th>", esc(h)));
+                let num = numeric_columns(head, rows);
+                let class = |c: usize| {
+                    if num.get(c).copied().unwrap_or(false) {
+                        " class=\"num\""
+                    } else {
+                        ""
+                    }
+                };
+                out.push_str("<div class=\"table\"><table>\n<thead><tr>");
+                for (c, h) in head.iter().enumerate() {
+                    out.push_str(&format!("<th{}>{}</th>", class(c), inline(h)));
                 }
-                out.push_str("</tr>\n");
+                out.push_str("</tr></thead>\n<tbody>\n");
                 for r in rows {
                     out.push_str("<tr>");
-                    for c in r {
-                        out.push_str(&format!("<td>{}</td>", esc(c)));
+                    for (c, v) in r.iter().enumerate() {
+                        out.push_str(&format!("<td{}>{}</td>", class(c), inline(v)));
                     }
                     out.push_str("</tr>\n");
                 }
-                out.push_str("</table>\n");
+                out.push_str("</tbody></table></div>\n");
             }
             Block::List(items) => {
                 out.push_str("<ul>\n");
                 for i in items {
-                    out.push_str(&format!("<li>{}</li>\n", esc(i)));
+                    out.push_str(&format!("<li>{}</li>\n", list_item(i)));
                 }
                 out.push_str("</ul>\n");
             }

@@ -1,0 +1,324 @@
+//! Instruction-count gates of the hot kernels: one OASIS PA-I step at MNIST and at 20
+//! Newsgroups densities, one LORETA-1 step, one Givens rotation. Each kernel runs a fixed,
+//! seeded workload under valgrind's callgrind, counting only the instructions executed inside
+//! [`measured`] (`--collect-atstart=no --toggle-collect=*gate_measured*`), and the count per
+//! operation is compared with the baseline committed in
+//! `results/references/instructions.json`: more than `tolerance` above it fails (exit 1),
+//! printing old, new and ratio. Instruction counts do not depend on the machine's load, so
+//! the gate is exact where wall time on shared 2-core machines is not.
+//!
+//! Under valgrind the CPU reports no AVX-512 (valgrind does not emulate it), so the kernels run
+//! their AVX2 or baseline paths: the counts gate the code, not this machine's widest path.
+//!
+//! `cargo bench -p dyad-algorithms --bench gates` runs every gate (`just check` does);
+//! `DYAD_GATES_BLESS=1` writes the measured counts as the new baselines (after a deliberate
+//! change, reviewed like any other). Without valgrind the gates are skipped with a message,
+//! unless `DYAD_REQUIRE_VALGRIND=1` (CI) makes that a failure.
+//!
+//! Why not gungraun: it needs its own runner binary (a few hundred thousand lines of
+//! dependencies) built in CI to do what this file does with valgrind alone.
+
+use dyad_algorithms::fixtures::random_sparse;
+use dyad_algorithms::givens::Givens;
+use dyad_algorithms::loreta::init::gaussian;
+use dyad_algorithms::loreta::{Loreta1, PinvTolerances, ScaledSparse};
+use dyad_algorithms::oasis::{BilinearModel, StepScratch};
+use dyad_core::{SparseVec, seeded};
+use serde::{Deserialize, Serialize};
+use sprs::CsVec;
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+/// A gate: its name, the number of operations one run measures, and the workload.
+struct Gate {
+    name: &'static str,
+    about: &'static str,
+    ops: u64,
+    run: fn(u64),
+}
+
+/// The instructions of `f` are the ones counted (the toggle matches this function's name).
+#[inline(never)]
+fn gate_measured(f: &mut dyn FnMut()) {
+    f();
+}
+
+/// `ops` OASIS PA-I steps on unit-norm sparse rows of dimension `d` with `nnz` non-zeros
+/// (a pool of 256 rows, triplets cycling through it).
+fn oasis_steps(d: usize, nnz: usize, ops: u64) {
+    let mut rng = seeded(1);
+    let pool: Vec<CsVec<f64>> = (0..256).map(|_| random_sparse(d, nnz, &mut rng)).collect();
+    let mut model = BilinearModel::identity(d);
+    let mut scratch = StepScratch::default();
+    let mut i = 0usize;
+    gate_measured(&mut || {
+        for _ in 0..ops {
+            let (p, a, n) = (
+                &pool[i % 256],
+                &pool[(i * 7 + 1) % 256],
+                &pool[(i * 13 + 2) % 256],
+            );
+            i += 1;
+            black_box(model.pa1_step(p.view(), a.view(), n.view(), 0.1, &mut scratch));
+        }
+    });
+}
+
+fn oasis_mnist(ops: u64) {
+    oasis_steps(784, 150, ops)
+}
+
+fn oasis_20ng(ops: u64) {
+    oasis_steps(1000, 30, ops)
+}
+
+/// `ops` LORETA-1 steps at `n = m = 1,000`, `k = 50` on gradients shaped like the triplet loss
+/// (`q` with 100 non-zeros, `p+ - p-` with about 200).
+fn loreta1(ops: u64) {
+    let (n, k) = (1_000, 50);
+    let mut rng = seeded(1);
+    let (a, b) = (gaussian(n, k, 1.0, &mut rng), gaussian(n, k, 1.0, &mut rng));
+    let mut state = Loreta1::new(a, b, PinvTolerances::default()).expect("full rank");
+    let grads: Vec<(CsVec<f64>, SparseVec)> = (0..64)
+        .map(|_| {
+            let q = random_sparse(n, 100, &mut rng);
+            let (x, y) = (
+                random_sparse(n, 100, &mut rng),
+                random_sparse(n, 100, &mut rng),
+            );
+            let mut d = SparseVec::default();
+            d.set_difference(x.view(), y.view());
+            (q, d)
+        })
+        .collect();
+    let mut i = 0usize;
+    gate_measured(&mut || {
+        for _ in 0..ops {
+            let (q, d) = &grads[i % grads.len()];
+            i += 1;
+            black_box(
+                state
+                    .step(
+                        ScaledSparse::new(q.indices(), q.data(), 0.01),
+                        ScaledSparse::new(&d.indices, &d.values, 1.0),
+                    )
+                    .expect("finite step"),
+            );
+        }
+    });
+}
+
+/// `ops` Givens rotations applied in place to a pair of columns of length 1,000 (the O(d)
+/// kernel every Givens step uses on its column-major matrices).
+fn givens_rotation(ops: u64) {
+    let d = 1_000;
+    let mut x: Vec<f64> = (0..d).map(|i| ((i * 31) % 97) as f64 / 97.0).collect();
+    let mut y: Vec<f64> = (0..d).map(|i| ((i * 17) % 89) as f64 / 89.0).collect();
+    let mut t = 0usize;
+    gate_measured(&mut || {
+        for _ in 0..ops {
+            t += 1;
+            let g = Givens::new(0, 1, 0.1 + (t % 13) as f64 * 0.01);
+            dyad_algorithms::givens::rotation::rotate_pair(&mut x, &mut y, g.c, g.s);
+        }
+    });
+    black_box((&x, &y));
+}
+
+static GATES: &[Gate] = &[
+    Gate {
+        name: "oasis_step_mnist",
+        about: "one OASIS PA-I step, d = 784, 150 non-zeros (MNIST density)",
+        ops: 200,
+        run: oasis_mnist,
+    },
+    Gate {
+        name: "oasis_step_20ng",
+        about: "one OASIS PA-I step, d = 1,000, 30 non-zeros (20 Newsgroups density)",
+        ops: 1000,
+        run: oasis_20ng,
+    },
+    Gate {
+        name: "loreta1_step",
+        about: "one LORETA-1 step, n = m = 1,000, k = 50, rank-one sparse gradient",
+        ops: 50,
+        run: loreta1,
+    },
+    Gate {
+        name: "givens_rotation",
+        about: "one Givens rotation of two columns, d = 1,000",
+        ops: 2000,
+        run: givens_rotation,
+    },
+];
+
+/// The committed baselines: instructions per operation.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Baselines {
+    /// Relative growth that still passes (e.g. 0.03).
+    tolerance: f64,
+    gates: BTreeMap<String, Entry>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Entry {
+    instructions_per_op: f64,
+    about: String,
+}
+
+fn baseline_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../results/references/instructions.json")
+}
+
+/// The summary count of a callgrind output file.
+fn summary(path: &Path) -> Result<u64, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("summary:"))
+        .or_else(|| text.lines().find_map(|l| l.strip_prefix("totals:")))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| format!("{}: no summary line", path.display()))
+}
+
+/// Run one gate under callgrind; its instructions per operation.
+fn count(gate: &Gate, dir: &Path) -> Result<f64, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let out = dir.join(format!("callgrind.{}.out", gate.name));
+    let status = Command::new("valgrind")
+        .args([
+            "--tool=callgrind",
+            "--collect-atstart=no",
+            "--toggle-collect=*gate_measured*",
+            &format!("--callgrind-out-file={}", out.display()),
+        ])
+        .arg(&exe)
+        .args(["--gate", gate.name])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .map_err(|e| format!("running valgrind: {e}"))?;
+    if !status.status.success() {
+        return Err(format!(
+            "valgrind failed for {}: {}",
+            gate.name,
+            String::from_utf8_lossy(&status.stderr)
+                .lines()
+                .rev()
+                .take(5)
+                .collect::<Vec<_>>()
+                .join(" | ")
+        ));
+    }
+    Ok(summary(&out)? as f64 / gate.ops as f64)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().collect();
+    // Child mode: run one gate's workload (under valgrind).
+    if let Some(i) = args.iter().position(|a| a == "--gate") {
+        let name = args.get(i + 1).map(String::as_str).unwrap_or_default();
+        let Some(g) = GATES.iter().find(|g| g.name == name) else {
+            eprintln!("no gate {name}");
+            return ExitCode::from(2);
+        };
+        (g.run)(g.ops);
+        return ExitCode::SUCCESS;
+    }
+    let have_valgrind = Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have_valgrind {
+        let required = std::env::var("DYAD_REQUIRE_VALGRIND").is_ok_and(|v| v == "1");
+        eprintln!(
+            "{}: valgrind not found; the instruction-count gates need it (Debian: apt-get install valgrind)",
+            if required { "FAILED" } else { "SKIPPED" }
+        );
+        return if required {
+            ExitCode::FAILURE
+        } else {
+            ExitCode::SUCCESS
+        };
+    }
+    let bless = std::env::var("DYAD_GATES_BLESS").is_ok_and(|v| v == "1");
+    let path = baseline_path();
+    let mut base: Baselines = std::fs::read(&path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or(Baselines {
+            tolerance: 0.03,
+            ..Default::default()
+        });
+    let dir = std::env::temp_dir().join(format!("dyad-gates-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    let mut failed = Vec::new();
+    println!(
+        "{:<20} {:>14} {:>14} {:>8}  (instructions per operation; tolerance {:.0} %)",
+        "gate",
+        "baseline",
+        "measured",
+        "ratio",
+        base.tolerance * 100.0
+    );
+    for g in GATES {
+        let new = match count(g, &dir) {
+            Ok(n) => n,
+            Err(e) => {
+                println!("{:<20} ERROR {e}", g.name);
+                failed.push(g.name);
+                continue;
+            }
+        };
+        let old = base.gates.get(g.name).map(|e| e.instructions_per_op);
+        let ratio = old.map(|o| new / o);
+        let verdict = match ratio {
+            None => "new",
+            Some(r) if r > 1.0 + base.tolerance => "REGRESSED",
+            Some(r) if r < 1.0 - base.tolerance => "faster",
+            Some(_) => "ok",
+        };
+        println!(
+            "{:<20} {:>14} {:>14.0} {:>8}  {verdict}",
+            g.name,
+            old.map_or("—".into(), |o| format!("{o:.0}")),
+            new,
+            ratio.map_or("—".into(), |r| format!("{r:.3}")),
+        );
+        if verdict == "REGRESSED" || (verdict == "new" && !bless) {
+            failed.push(g.name);
+        }
+        if bless {
+            base.gates.insert(
+                g.name.into(),
+                Entry {
+                    instructions_per_op: new,
+                    about: g.about.into(),
+                },
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    if bless {
+        let text = serde_json::to_string_pretty(&base).expect("serializable") + "\n";
+        if let Err(e) = std::fs::write(&path, text) {
+            eprintln!("writing {}: {e}", path.display());
+            return ExitCode::FAILURE;
+        }
+        println!("baselines written to {}", path.display());
+        return ExitCode::SUCCESS;
+    }
+    if failed.is_empty() {
+        println!("all {} gates within their baselines", GATES.len());
+        ExitCode::SUCCESS
+    } else {
+        eprintln!(
+            "{} gate(s) failed: {} (a new gate needs a baseline: DYAD_GATES_BLESS=1)",
+            failed.len(),
+            failed.join(", ")
+        );
+        ExitCode::FAILURE
+    }
+}
