@@ -170,8 +170,16 @@ fn sums(x: &[f64], a: &[f64], b: &[f64]) -> ([f64; 8], [f64; 8]) {
 /// The storage type of a dense matrix the row kernels read: `f64`, or `f32` widened to `f64`
 /// for every operation (products, sums and updates are computed in `f64`; an updated `f32`
 /// entry is rounded once, when stored).
-pub(crate) trait Elem: Copy + Default + PartialEq + std::fmt::Debug + Send + Sync + 'static {
+pub(crate) trait Elem:
+    Copy + Default + PartialEq + std::fmt::Debug + Send + Sync + 'static
+{
     fn widen(self) -> f64;
+    /// The stored value of an updated entry. Never `-0` when the update is `w + s x` with a
+    /// stored `w` (itself never `-0`): the dense kernel adds `s * 0 = +-0` to the entries off
+    /// the support of `x`, which leaves every such entry's bits unchanged only because no
+    /// entry is `-0` (`-0 + +0 = +0`). In `f64`, `w + y` is `-0` only when both are, so
+    /// the invariant holds by itself once the constructors establish it; in `f32` the
+    /// rounding of a tiny negative sum can give `-0`, so [`Elem::narrow`] maps it to `+0`.
     fn narrow(v: f64) -> Self;
     /// The accumulators of [`dot_span`] over the chunks `c0..c1` of `w` (chunk `c` is
     /// `w[8c..8c+8]`, summed into accumulator `c % 4`), combined lane by lane. `x` is as long
@@ -211,9 +219,12 @@ impl Elem for f32 {
     fn widen(self) -> f64 {
         f64::from(self)
     }
+    /// Rounded to nearest, and a negative zero (an update that underflows below the
+    /// smallest `f32`) stored as `+0`, so that the stored entries never hold `-0` (see
+    /// [`Elem::narrow`]).
     #[inline(always)]
     fn narrow(v: f64) -> Self {
-        v as f32
+        (v as f32) + 0.0
     }
     #[inline(always)]
     fn chunk_sums<const W: u8>(w: &[f32], x: &[f64], c0: usize, c1: usize) -> [f64; 8] {
@@ -468,8 +479,12 @@ mod x86 {
     ) -> [f64; 8] {
         let (pw, px) = (w.as_ptr(), x.as_ptr());
         // SAFETY (all loads): chunk c is read only for c < c1, and 8 c1 <= len (caller).
-        let prod =
-            |c: usize| unsafe { _mm512_mul_pd(_mm512_loadu_pd(pw.add(8 * c)), _mm512_loadu_pd(px.add(8 * c))) };
+        let prod = |c: usize| unsafe {
+            _mm512_mul_pd(
+                _mm512_loadu_pd(pw.add(8 * c)),
+                _mm512_loadu_pd(px.add(8 * c)),
+            )
+        };
         sums512(c0, c1, prod)
     }
 
@@ -502,7 +517,7 @@ mod x86 {
         let (mut a0, mut a1, mut a2, mut a3) = (z, z, z, z);
         let mut c = c0;
         // Head: up to the first multiple of 4 (chunks go to accumulator c % 4).
-        while c < c1 && c % 4 != 0 {
+        while c < c1 && !c.is_multiple_of(4) {
             match c % 4 {
                 1 => a1 = _mm512_add_pd(a1, prod(c)),
                 2 => a2 = _mm512_add_pd(a2, prod(c)),
@@ -578,11 +593,12 @@ mod x86 {
         // [accumulator][half]
         let mut acc = [[z; 2]; 4];
         for c in c0..c1 {
-            for h in 0..2 {
-                acc[c % 4][h] = _mm256_add_pd(acc[c % 4][h], prod(8 * c + 4 * h));
+            for (h, a) in acc[c % 4].iter_mut().enumerate() {
+                *a = _mm256_add_pd(*a, prod(8 * c + 4 * h));
             }
         }
         let mut out = [0.0f64; 8];
+        #[allow(clippy::needless_range_loop)] // h indexes four accumulators and the output
         for h in 0..2 {
             let sum = _mm256_add_pd(
                 _mm256_add_pd(acc[0][h], acc[1][h]),

@@ -10,7 +10,7 @@
 //!   ([`crate::simd::axpy_span`]), compiled per instruction set ([`crate::simd`]).
 //!
 //! Both sum the dot products in the same fixed order (lane `i % 8` of accumulator
-//! `(i / 8) % 2`, see [`crate::simd`]) and update every entry by the same `w + s q_i`, so the
+//! `(i / 8) % 4`, see [`crate::simd`]) and update every entry by the same `w + s q_i`, so the
 //! two kernels give the same bits, at every vector width: the choice is a matter of speed
 //! only and never changes a result (tested).
 //!
@@ -185,10 +185,152 @@ multiversion!(pub(crate) update<T: Elem>, update_body, (w: &mut [T], d: usize, p
 
 /// `u <- u + sum_a q_a W[a, :]` (`u = W^T q` from zero): the left product of scoring.
 #[inline(always)]
-fn left_product_body<const W: u8, T: Elem>(w: &[T], d: usize, q: (&[usize], &[f64]), u: &mut [f64]) {
+fn left_product_body<const W: u8, T: Elem>(
+    w: &[T],
+    d: usize,
+    q: (&[usize], &[f64]),
+    u: &mut [f64],
+) {
     for (&a, &qa) in q.0.iter().zip(q.1) {
         crate::simd::axpy_widen(u, qa, &w[a * d..(a + 1) * d]);
     }
 }
 
 multiversion!(pub(crate) left_product<T: Elem>, left_product_body, (w: &[T], d: usize, q: (&[usize], &[f64]), u: &mut [f64]) -> ());
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{mnist_like, random_sparse};
+    use crate::oasis::{BilinearModel, Precision};
+    use dyad_core::{Rng, seeded};
+    use ndarray::Array2;
+    use rand::Rng as _;
+    use sprs::CsVec;
+
+    /// Image-like rows (d = 784, dense kernel under `Auto`) and text-like rows (d = 203, not a
+    /// multiple of 8 so the trailing elements are exercised; gather kernel under `Auto`).
+    fn pools() -> Vec<(&'static str, Vec<CsVec<f64>>)> {
+        let set = mnist_like(40, 4, &mut seeded(1));
+        let images = (0..40)
+            .map(|i| set.x.outer_view(i).unwrap().to_owned())
+            .collect();
+        let mut rng = seeded(2);
+        let text = (0..40).map(|_| random_sparse(203, 9, &mut rng)).collect();
+        vec![("images", images), ("text", text)]
+    }
+
+    /// 150 steps (every fifth the symmetric one) from a random `W`, with `kernel` on `isa`:
+    /// the bits of every outcome and of the final `W`.
+    fn run(
+        pool: &[CsVec<f64>],
+        precision: Precision,
+        kernel: Kernel,
+        isa: Isa,
+    ) -> (Vec<u64>, Vec<u64>, usize) {
+        let d = pool[0].dim();
+        let mut rng = seeded(3);
+        let w0 = Array2::from_shape_fn((d, d), |(a, b)| {
+            f64::from(u8::from(a == b)) + rng.random_range(-0.01..0.01)
+        });
+        let mut model = BilinearModel::from_matrix_with(w0, precision);
+        let mut scratch = StepScratch::with_kernel(kernel);
+        scratch.set_isa(isa);
+        let pick = |rng: &mut Rng| pool[rng.random_range(0..pool.len())].view();
+        let (mut outcomes, mut active) = (Vec::new(), 0);
+        for t in 0..150 {
+            let (p, a, b) = (pick(&mut rng), pick(&mut rng), pick(&mut rng));
+            let out = if t % 5 == 4 {
+                model.pa1_step_symmetric(p, a, b, 0.1, &mut scratch)
+            } else {
+                model.pa1_step(p, a, b, 0.1, &mut scratch)
+            };
+            active += usize::from(out.tau > 0.0);
+            outcomes.extend([out.loss.to_bits(), out.tau.to_bits()]);
+        }
+        let w = model.matrix().iter().map(|v| v.to_bits()).collect();
+        (outcomes, w, active)
+    }
+
+    #[test]
+    fn auto_chooses_dense_for_images_and_gather_for_text() {
+        for (name, pool) in pools() {
+            let mut scratch = StepScratch::default();
+            let mut dense = 0;
+            for i in 0..20 {
+                scratch.prepare(pool[0].dim(), pool[i].view(), pool[i + 20].view());
+                dense += usize::from(scratch.support().dense.is_some());
+                scratch.finish();
+                assert!(scratch.dense.iter().all(|&v| v == 0.0), "buffer zeroed");
+            }
+            let want = if name == "images" { 20 } else { 0 };
+            assert_eq!(dense, want, "{name}");
+        }
+    }
+
+    #[test]
+    fn every_kernel_and_instruction_set_gives_the_same_bits() {
+        for (name, pool) in pools() {
+            for precision in [Precision::F64, Precision::F32] {
+                let reference = run(&pool, precision, Kernel::Gather, Isa::Baseline);
+                assert!(
+                    reference.2 > 100,
+                    "{name}: only {} active steps",
+                    reference.2
+                );
+                for kernel in [Kernel::Gather, Kernel::Dense, Kernel::Auto] {
+                    for isa in Isa::available() {
+                        let got = run(&pool, precision, kernel, isa);
+                        let what = format!("{name} {precision:?} {kernel:?} {isa:?}");
+                        assert_eq!(got.0, reference.0, "outcomes: {what}");
+                        assert!(got.1 == reference.1, "W: {what}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn dense_and_gather_dot_products_agree_bit_for_bit_at_any_support() {
+        // Supports starting and ending anywhere in a chunk, with the trailing elements.
+        let d = 83;
+        let mut rng = seeded(4);
+        let w: Vec<f64> = (0..d).map(|_| rng.random_range(-1.0..1.0) * 1e3).collect();
+        let w32: Vec<f32> = w.iter().map(|&v| f32::narrow(v)).collect();
+        for _ in 0..200 {
+            let nnz = rng.random_range(1..d);
+            let x = random_sparse(d, nnz, &mut rng);
+            let (idx, val) = (x.indices(), x.data());
+            let mut dense = vec![0.0; d];
+            for (&i, &v) in idx.iter().zip(val) {
+                dense[i] = -v;
+            }
+            let neg: Vec<f64> = val.iter().map(|v| -v).collect();
+            let (lo, hi) = (idx[0], idx[nnz - 1] + 1);
+            let g64 = dot_gather(&w, idx, &neg);
+            let s64 = dot_span::<{ crate::simd::BASE }, f64>(&w, &dense, lo, hi);
+            assert_eq!(g64.to_bits(), s64.to_bits());
+            let g32 = dot_gather(&w32, idx, &neg);
+            let s32 = dot_span::<{ crate::simd::BASE }, f32>(&w32, &dense, lo, hi);
+            assert_eq!(g32.to_bits(), s32.to_bits());
+            let plain: f64 = idx.iter().zip(&neg).map(|(&i, v)| w[i] * v).sum();
+            assert!((g64 - plain).abs() <= 1e-9 * plain.abs().max(1.0));
+        }
+    }
+
+    #[test]
+    fn f32_entries_never_hold_negative_zero() {
+        assert_eq!(f32::narrow(-1e-50).to_bits(), 0);
+        assert_eq!(f32::narrow(-0.0).to_bits(), 0);
+        assert_eq!(f32::narrow(-1.5), -1.5);
+        let w = Array2::from_shape_vec((2, 2), vec![-0.0, 1.0, -1e-50, -0.0]).unwrap();
+        for precision in [Precision::F64, Precision::F32] {
+            let m = BilinearModel::from_matrix_with(w.clone(), precision);
+            assert!(
+                m.matrix()
+                    .iter()
+                    .all(|v| v.to_bits() != (-0.0f64).to_bits())
+            );
+        }
+    }
+}
