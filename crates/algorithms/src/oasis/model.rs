@@ -98,12 +98,15 @@ impl BilinearModel {
         Self { d, w }
     }
 
-    /// `W` stored as `f64`.
+    /// `W` stored as `f64` (a `-0` entry stored as `+0`: the row kernels rely on it, see
+    /// [`crate::simd`]'s `Elem::narrow`).
     pub fn from_matrix(w: Array2<f64>) -> Self {
         assert_eq!(w.nrows(), w.ncols(), "W must be square");
+        let mut w = w.as_standard_layout().into_owned();
+        w.mapv_inplace(|v| v + 0.0);
         Self {
             d: w.nrows(),
-            w: Weights::F64(w.as_standard_layout().into_owned()),
+            w: Weights::F64(w),
         }
     }
 
@@ -113,7 +116,7 @@ impl BilinearModel {
         match precision {
             Precision::F64 => m,
             Precision::F32 => {
-                let v = with_entries!(m, w => w.iter().map(|&x| x as f32).collect());
+                let v = m.matrix().iter().map(|&x| f32::narrow(x)).collect();
                 Self {
                     d: m.d,
                     w: Weights::F32(v),
@@ -143,6 +146,16 @@ impl BilinearModel {
 
     pub fn dim(&self) -> usize {
         self.d
+    }
+
+    /// Bytes held by `W`: `d^2` floats of the storage precision (8 or 4 bytes each), the
+    /// model's whole size (nothing else grows with `d`).
+    pub fn memory_bytes(&self) -> usize {
+        let elem = match self.w {
+            Weights::F64(_) => std::mem::size_of::<f64>(),
+            Weights::F32(_) => std::mem::size_of::<f32>(),
+        };
+        self.d * self.d * elem
     }
 
     /// The same precision as `self`, holding `w`.
@@ -420,6 +433,86 @@ mod tests {
                 assert!(err < 1e-12, "max |W - W_ref| = {err}");
                 reference = w_ref;
             }
+        }
+    }
+
+    #[test]
+    fn f32_step_is_the_f64_closed_form_rounded_once() {
+        // From the widened f32 W, the loss and tau are the f64 closed form's (the margin is
+        // accumulated in f64), and every updated entry is that form's value rounded to f32.
+        let mut rng = seeded(12);
+        let d = 40;
+        let w0 = Array2::from_shape_fn((d, d), |_| rng.random_range(-0.2..0.2));
+        let mut model = BilinearModel::from_matrix_with(w0, Precision::F32);
+        let mut scratch = StepScratch::default();
+        for _ in 0..25 {
+            let (p, a, b) = (
+                random_sparse(d, 7, &mut rng),
+                random_sparse(d, 5, &mut rng),
+                random_sparse(d, 6, &mut rng),
+            );
+            let before = model.matrix().into_owned();
+            let out = model.pa1_step(p.view(), a.view(), b.view(), 0.1, &mut scratch);
+            let (w_ref, loss, tau) =
+                dense_reference(&before, &dense(&p), &dense(&a), &dense(&b), 0.1);
+            assert!((out.loss - loss).abs() < 1e-12, "{} vs {}", out.loss, loss);
+            assert!((out.tau - tau).abs() < 1e-12 * tau.max(1.0));
+            for (got, want) in model.matrix().iter().zip(&w_ref) {
+                assert_eq!(f64::from(*got as f32), *got, "stored as f32");
+                // One rounding to f32 (half an ulp) plus the f64 reference's own rounding.
+                let ulp = f64::from(f32::EPSILON) * want.abs().max(1e-30);
+                assert!((got - want).abs() <= 0.5 * ulp + 1e-15, "{got} vs {want}");
+            }
+        }
+    }
+
+    #[test]
+    fn f32_and_f64_trajectories_agree_to_single_precision() {
+        let set = crate::fixtures::mnist_like(60, 4, &mut seeded(3));
+        let d = set.dim();
+        let mut m64 = BilinearModel::identity(d);
+        let mut m32 = BilinearModel::identity_with(d, Precision::F32);
+        let (mut s64, mut s32) = (StepScratch::default(), StepScratch::default());
+        let mut rng = seeded(4);
+        let mut worst_tau = 0.0f64;
+        for _ in 0..1500 {
+            let mut row = || set.x.outer_view(rng.random_range(0..set.n())).unwrap();
+            let (p, a, b) = (row(), row(), row());
+            let o64 = m64.pa1_step(p, a, b, 0.1, &mut s64);
+            let o32 = m32.pa1_step(p, a, b, 0.1, &mut s32);
+            assert!((o64.loss - o32.loss).abs() < 1e-4, "{o64:?} vs {o32:?}");
+            worst_tau = worst_tau.max((o64.tau - o32.tau).abs() / o64.tau.max(1e-3));
+        }
+        assert!(worst_tau < 1e-3, "relative tau difference {worst_tau}");
+        let diff = (&*m64.matrix() - &*m32.matrix())
+            .iter()
+            .fold(0.0f64, |m, v| m.max(v.abs()));
+        let scale = m64.matrix().iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        assert!(
+            diff < 1e-5 * scale,
+            "max |W64 - W32| = {diff} (max |W| {scale})"
+        );
+        // The two trajectories did differ: f32 storage rounds.
+        assert!(diff > 0.0);
+    }
+
+    #[test]
+    fn model_memory_is_d_squared_floats() {
+        for (precision, bytes) in [(Precision::F64, 8), (Precision::F32, 4)] {
+            let m = BilinearModel::identity_with(37, precision);
+            assert_eq!(m.memory_bytes(), 37 * 37 * bytes);
+            let held = match &m.w {
+                Weights::F64(a) => a.len() * std::mem::size_of::<f64>(),
+                Weights::F32(v) => v.len() * std::mem::size_of::<f32>(),
+            };
+            assert_eq!(m.memory_bytes(), held);
+            assert_eq!(m.precision(), precision);
+            // Averages and projections keep the precision (and so the size).
+            assert_eq!(
+                BilinearModel::average(&[m.clone(), m.clone()]).precision(),
+                precision
+            );
+            assert_eq!(m.symmetrized().memory_bytes(), m.memory_bytes());
         }
     }
 
