@@ -74,6 +74,19 @@ pub fn sparse_classes(n: usize, d: usize, classes: usize, nnz: usize, rng: &mut 
 /// pixels (intensity in `[0.3, 1)`) and 50 window pixels at random (in `[0, 1)`): about 140
 /// non-zeros over an index span of about 550, L2-normalised.
 pub fn mnist_like(n: usize, classes: usize, rng: &mut Rng) -> LabeledSet {
+    mnist_like_with(n, classes, 100, 50, rng)
+}
+
+/// [`mnist_like`] with `from_proto` pixels of the class prototype and `random` window
+/// pixels per row (a harder problem when `from_proto` is small: the untrained dot product
+/// ranks less well).
+pub fn mnist_like_with(
+    n: usize,
+    classes: usize,
+    from_proto: usize,
+    random: usize,
+    rng: &mut Rng,
+) -> LabeledSet {
     const SIDE: usize = 28;
     let window: Vec<usize> = (4..24)
         .flat_map(|r| (4..24).map(move |c| r * SIDE + c))
@@ -86,10 +99,10 @@ pub fn mnist_like(n: usize, classes: usize, rng: &mut Rng) -> LabeledSet {
     for (i, &c) in labels.iter().enumerate() {
         let mut row = vec![0.0; SIDE * SIDE];
         let proto = &protos[c as usize];
-        for k in sample(rng, proto.len(), 100) {
+        for k in sample(rng, proto.len(), from_proto) {
             row[window[proto[k]]] = rng.random_range(0.3..1.0);
         }
-        for k in sample(rng, window.len(), 50) {
+        for k in sample(rng, window.len(), random) {
             row[window[k]] = rng.random_range(0.0..1.0);
         }
         let norm = row.iter().map(|v| v * v).sum::<f64>().sqrt();

@@ -399,6 +399,114 @@ mod tests {
         );
     }
 
+    /// Final mAP on a held-out MNIST-shaped set (4 classes) of a 2,000-step fit, in each
+    /// precision, for `splits` seeds; and the untrained model's.
+    fn mnist_like_maps(splits: u64) -> Vec<(f64, f64, f64)> {
+        (0..splits)
+            .map(|s| {
+                // One draw (the classes' prototypes are drawn with it), split in two.
+                let all = crate::fixtures::mnist_like_with(480, 4, 40, 110, &mut seeded(100 + s));
+                let (train, test) = (
+                    all.select(&(0..400).collect::<Vec<_>>()),
+                    all.select(&(400..480).collect::<Vec<_>>()),
+                );
+                let fit = |precision| {
+                    let mut obs = Record::new(test.clone());
+                    OasisConfig {
+                        precision,
+                        ..Default::default()
+                    }
+                    .fit(
+                        &train,
+                        &Schedule::new(vec![0, 2000]),
+                        &mut seeded(s),
+                        &mut obs,
+                    )
+                    .unwrap();
+                    (obs.seen[0].1, obs.seen[1].1)
+                };
+                let ((untrained, f64_map), (_, f32_map)) =
+                    (fit(Precision::F64), fit(Precision::F32));
+                (untrained, f64_map, f32_map)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn f32_fit_reaches_the_f64_map_within_the_spread_over_splits() {
+        let maps = mnist_like_maps(5);
+        let f64_maps: Vec<f64> = maps.iter().map(|m| m.1).collect();
+        let mean = f64_maps.iter().sum::<f64>() / 5.0;
+        let sd = (f64_maps.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / 4.0).sqrt();
+        eprintln!("maps (untrained, f64, f32): {maps:?}, sd {sd}");
+        for &(untrained, f64_map, f32_map) in &maps {
+            // The fits learn (well above the untrained model), and f32 storage changes the
+            // mAP by far less than the spread over splits.
+            assert!(f64_map > untrained + 0.05, "{untrained} -> {f64_map}");
+            assert!(
+                (f32_map - f64_map).abs() < 0.25 * sd,
+                "{f32_map} vs {f64_map}, sd {sd}"
+            );
+        }
+        assert!(sd > 0.0);
+    }
+
+    #[test]
+    fn results_do_not_depend_on_the_thread_count() {
+        let (train, test) = (nuisance_data(40, 11), nuisance_data(30, 12));
+        let run = |threads: usize, precision| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                let config = OasisConfig {
+                    precision,
+                    ..Default::default()
+                };
+                let schedule = Schedule::new(vec![0, 50, 400]);
+                let mut scores = Scores(test.clone(), Vec::new());
+                config
+                    .fit(&train, &schedule, &mut seeded(8), &mut scores)
+                    .unwrap();
+                let mut record = Record::new(test.clone());
+                config
+                    .fit(&train, &schedule, &mut seeded(8), &mut record)
+                    .unwrap();
+                let maps: Vec<u64> = record.seen.iter().map(|(_, m)| m.to_bits()).collect();
+                (scores.1, maps)
+            })
+        };
+        for precision in [Precision::F64, Precision::F32] {
+            let one = run(1, precision);
+            assert!(!one.0.is_empty() && one.1.len() == 3);
+            for threads in [2, 3] {
+                assert!(
+                    run(threads, precision) == one,
+                    "{threads} threads, {precision:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn precision_is_a_config_option_defaulting_to_f64() {
+        let c: OasisConfig = serde_json::from_str("{}").unwrap();
+        assert_eq!(c.precision, Precision::F64);
+        let c: OasisConfig = serde_json::from_str(r#"{"precision": "f32"}"#).unwrap();
+        assert_eq!(c.precision, Precision::F32);
+        assert!(c.check().is_ok());
+        let err = serde_json::from_str::<OasisConfig>(r#"{"precision": "f16"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("f16"), "{err}");
+        let p: OasisParallelConfig =
+            serde_json::from_str(r#"{"c": 0.1, "rankers": 2, "precision": "f32"}"#).unwrap();
+        assert_eq!(p.precision, Precision::F32);
+        let p: OasisParallelConfig = serde_json::from_str(r#"{"c": 0.1, "rankers": 2}"#).unwrap();
+        assert_eq!(p.precision, Precision::F64);
+    }
+
     #[test]
     fn invalid_aggressiveness_is_rejected() {
         let train = nuisance_data(10, 1);

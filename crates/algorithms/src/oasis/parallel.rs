@@ -138,8 +138,8 @@ mod tests {
             rankers: 1,
             precision: Precision::F64,
         }
-            .fit(&set, &schedule, &mut seeded(4), &mut a)
-            .unwrap();
+        .fit(&set, &schedule, &mut seeded(4), &mut a)
+        .unwrap();
         let mut b = Capture(set.clone(), vec![]);
         OasisConfig::default()
             .fit(&set, &schedule, &mut seeded(first), &mut b)
@@ -154,8 +154,8 @@ mod tests {
             rankers: 3,
             precision: Precision::F64,
         }
-            .fit(&set, &schedule, &mut seeded(5), &mut three)
-            .unwrap();
+        .fit(&set, &schedule, &mut seeded(5), &mut three)
+        .unwrap();
         let mut mean = vec![0.0; set.n()];
         for s in seeds {
             let mut one = Capture(set.clone(), vec![]);
