@@ -76,9 +76,9 @@
 
 use super::model::{LoretaStats, LowRankModel};
 use super::pinv::{Coef, PinvBranch, PinvTolerances, correction};
-use crate::simd::{Isa, dot2, multiversion, update_dot2};
 use crate::AlgoError;
 use crate::linalg::{axpy, axpy2, dot, matmul, pinv_transposed_full_rank, thin_svd};
+use crate::simd::{Isa, dot2, multiversion, update_dot2};
 use ndarray::Array2;
 
 /// A sparse vector `scale * (indices, values)`, indices strictly increasing.
