@@ -293,16 +293,18 @@ pub(crate) fn dot_span<const W: u8, T: Elem>(w: &[T], x: &[f64], lo: usize, hi: 
 #[inline(always)]
 pub(crate) fn dot_gather<T: Elem>(w: &[T], indices: &[usize], values: &[f64]) -> f64 {
     let full = w.len() / 8 * 8;
-    let mut acc = [[0.0f64; 8]; SPAN_ACC];
-    let mut tail = 0.0;
-    for (&i, &v) in indices.iter().zip(values) {
-        let prod = w[i].widen() * v;
-        if i < full {
-            acc[(i / 8) % SPAN_ACC][i % 8] += prod;
-        } else {
-            tail += prod;
-        }
+    // Lane `i % 8` of accumulator `(i / 8) % 4` is entry `i % 32` of the flattened array.
+    let mut flat = [0.0f64; 8 * SPAN_ACC];
+    let split = indices.partition_point(|&i| i < full);
+    for (&i, &v) in indices[..split].iter().zip(values) {
+        flat[i % (8 * SPAN_ACC)] += w[i].widen() * v;
     }
+    let mut tail = 0.0;
+    for (&i, &v) in indices[split..].iter().zip(&values[split..]) {
+        tail += w[i].widen() * v;
+    }
+    let acc: [[f64; 8]; SPAN_ACC] =
+        std::array::from_fn(|a| std::array::from_fn(|q| flat[8 * a + q]));
     tree(combine(&acc)) + tail
 }
 
