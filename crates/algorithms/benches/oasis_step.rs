@@ -11,6 +11,9 @@
 //!   rows of 784 floats), with the simplest loop, `w += 1`.
 //! * `oasis_fit/<precision>`: 5,000 steps of [`OasisConfig::fit`] on 400 MNIST-like rows
 //!   (40 per class, C = 0.1): the protocol, sampling and the difference included.
+//! * `oasis_hot/<precision>`: the dense step with the same query every time (its rows stay in
+//!   cache) and C = 1e-9 (W barely moves): the step's arithmetic without memory traffic;
+//!   `bound_f32` is `oasis_bound/f32` on those cached rows.
 //! * `oasis_kernel_choice/<kernel>/nnz=<k>`: d = 1,000, rows of `k` non-zeros anywhere
 //!   (`nnz(p+ - p-)` about `2k`, span about 1,000): where gather and dense break even
 //!   ([`dyad_algorithms::oasis::DENSE_SPAN_PER_NNZ`]).
@@ -27,8 +30,8 @@ use dyad_algorithms::fixtures::{mnist_like, random_sparse};
 use dyad_algorithms::oasis::{BilinearModel, Kernel, OasisConfig, Precision, StepScratch};
 use dyad_core::observe::NullObserver;
 use dyad_core::{Rng, Schedule, SparseVec, seeded, sparse};
-use rand::Rng as _;
 use ndarray::Array2;
+use rand::Rng as _;
 use sprs::{CsVec, CsVecView};
 use std::hint::black_box;
 use std::time::Duration;
@@ -51,11 +54,17 @@ fn legacy_step(
         .indices()
         .iter()
         .zip(p.data())
-        .map(|(&a, &pa)| pa * sparse::dot_dense(&w[a * d..(a + 1) * d], &diff.indices, &diff.values))
+        .map(|(&a, &pa)| {
+            pa * sparse::dot_dense(&w[a * d..(a + 1) * d], &diff.indices, &diff.values)
+        })
         .sum();
     let loss = (1.0 - margin).max(0.0);
     let v = sparse::norm_sq(p.data()) * diff.norm_sq();
-    let tau = if loss == 0.0 || v == 0.0 { 0.0 } else { c.min(loss / v) };
+    let tau = if loss == 0.0 || v == 0.0 {
+        0.0
+    } else {
+        c.min(loss / v)
+    };
     if tau > 0.0 {
         for (&a, &pa) in p.indices().iter().zip(p.data()) {
             let row = &mut w[a * d..(a + 1) * d];
@@ -160,7 +169,10 @@ fn short<'a>(c: &'a mut Crit, name: &str) -> criterion::BenchmarkGroup<'a, OnCpu
 fn step(c: &mut Crit) {
     let mut g = short(c, "oasis_step");
     g.throughput(Throughput::Elements(1));
-    for (rows, d, pool) in [("mnist", 784, mnist_pool()), ("20ng", 1000, text_pool(1000, 30))] {
+    for (rows, d, pool) in [
+        ("mnist", 784, mnist_pool()),
+        ("20ng", 1000, text_pool(1000, 30)),
+    ] {
         let mut w = filled(d);
         let mut diff = SparseVec::default();
         let (mut rng, mut active) = (seeded(3), Active::default());
@@ -235,7 +247,12 @@ fn fit(c: &mut Crit) {
             b.iter(|| {
                 seed += 1;
                 config
-                    .fit(&train, &Schedule::last_only(STEPS), &mut seeded(seed), &mut NullObserver)
+                    .fit(
+                        &train,
+                        &Schedule::last_only(STEPS),
+                        &mut seeded(seed),
+                        &mut NullObserver,
+                    )
                     .unwrap()
             })
         });
@@ -279,12 +296,20 @@ fn hot(c: &mut Crit) {
             b.iter(|| {
                 flip = !flip;
                 let (a, n) = if flip { (1, 2) } else { (2, 1) };
-                black_box(model.pa1_step(pool[0].view(), pool[a].view(), pool[n].view(), 1e-9, &mut scratch))
+                black_box(model.pa1_step(
+                    pool[0].view(),
+                    pool[a].view(),
+                    pool[n].view(),
+                    1e-9,
+                    &mut scratch,
+                ))
             })
         });
     }
     let mut w32 = vec![0.0f32; 784 * 784];
-    g.bench_function("bound_f32", |b| b.iter(|| touch(&mut w32, 784, pool[0].view())));
+    g.bench_function("bound_f32", |b| {
+        b.iter(|| touch(&mut w32, 784, pool[0].view()))
+    });
     g.finish();
 }
 
