@@ -18,6 +18,40 @@
 //! [`DENSE_SPAN_PER_NNZ`] times its number of non-zeros, gather otherwise. The constant is
 //! the measured break-even (`benches/oasis_step.rs`, group `oasis_kernel_choice`): see its
 //! documentation.
+//!
+//! Two details keep the bits equal. The dense sweep adds `w_i * 0 = +-0` to the partial sums
+//! and `s * 0 = +-0` to the entries off the support of `q`: neither changes a value, and
+//! neither changes a bit because no accumulator (it starts at `+0`) and no stored entry is
+//! ever `-0` (the constructors store `-0` as `+0`, and an `f32` update that rounds to `-0`
+//! is stored as `+0`; see `Elem::narrow` in [`crate::simd`]). A non-finite entry of `W`
+//! would break this (`inf * 0 = NaN`); the steps never produce one from finite inputs.
+//!
+//! **Speed** (one run of `cargo bench -p dyad-algorithms --bench oasis_step -- --quick`,
+//! AMD EPYC with AVX-512, one core of a 2-core VM shared with other jobs, load about 2;
+//! time on the CPU per step, `W` filled before timing, about 99 % of steps active;
+//! `DENSE_SPAN_PER_NNZ` was 8 in that run, which makes the same choices on these rows):
+//!
+//! | rows (d, nnz per row)  | legacy f64 | gather f64 | dense f64 | auto f64 | gather f32 | dense f32 | auto f32 |
+//! |------------------------|-----------:|-----------:|----------:|---------:|-----------:|----------:|---------:|
+//! | MNIST-like (784, ~140) | 46.9 µs    | 41.4 µs    | 26.6 µs   | 25.4 µs  | 41.4 µs    | 21.5 µs   | 20.7 µs  |
+//! | 20NG-like (1000, 30)   | 3.66 µs    | 3.90 µs    | 9.38 µs   | 4.08 µs  | 3.91 µs    | 8.13 µs   | 3.91 µs  |
+//!
+//! So about 39,400 steps/s (f64) and 48,300 steps/s (f32) on the MNIST J-F5 shape (the
+//! goal of issue 12 is 25,000), and about 245,000 / 256,000 on the 20 Newsgroups shape.
+//! "legacy" is the step before these kernels (commit 855b1bf: sequential sparse-by-sparse
+//! sums), kept in the bench. On the 20NG shape the gather kernel is about 7 % slower than
+//! the legacy step: it sums into 32 fixed slots (the order the dense kernel needs) instead
+//! of one running sum; the reads of `W` at scattered columns dominate either way.
+//!
+//! The machine bound beside it (`oasis_bound`): one read and one write of every row a
+//! MNIST-like step selects (about 140 whole rows of 784), with the simplest loop `w += 1`:
+//! 16.9 µs in f64, 8.1 µs in f32. The dense step takes 1.5 times the bound in f64 and 2.6
+//! times in f32: it reads each row twice (margin, then update) and, in f32, converts every
+//! entry to f64 and back. With the rows in cache (`oasis_hot`, the same query every step)
+//! it still takes 22.7 / 20.7 µs, so the step is bound by its arithmetic (the conversions;
+//! 512-bit operations are double-pumped on this CPU), not by memory. A whole fit
+//! (`oasis_fit`, 5,000 steps on 400 MNIST-like rows, sampling included): 91.8 ms in f64,
+//! 72.0 ms in f32.
 
 use crate::simd::{Elem, Isa, axpy_gather, axpy_span, dot_gather, dot_span, multiversion};
 use dyad_core::SparseVec;
@@ -26,12 +60,14 @@ use sprs::CsVecView;
 /// Dense kernel when `span(q) <= DENSE_SPAN_PER_NNZ * nnz(q)`, with `span(q)` the distance
 /// from the first to one past the last index of the support of `q = p+ - p-`.
 ///
-/// Measured break-even (one run, AVX-512, `f64` and `f32` alike within the noise): the dense
-/// kernel costs about one chunk of 8 columns per gathered non-zero, so a span of about 8
-/// columns per non-zero. MNIST-like rows (`nnz(q)` about 200 over a span of about 600) are
+/// Measured break-even (one run, AVX-512, `f64` and `f32` alike; `oasis_kernel_choice`,
+/// d = 1,000, span of `q` about 1,000): rows of 64 non-zeros (`nnz(q)` about 128, ratio
+/// about 8) gather 14.6 µs, dense 18.4 µs; rows of 128 (`nnz(q)` about 256, ratio about 4)
+/// gather 46.9 µs, dense 39.1 µs. So the break-even lies between 4 and 8 columns per
+/// non-zero; 6 is taken. MNIST-like rows (`nnz(q)` about 200 over a span of about 600) are
 /// far on the dense side (ratio 3), 20 Newsgroups-like rows (about 60 over nearly 1,000)
 /// far on the gather side (ratio 16).
-pub const DENSE_SPAN_PER_NNZ: usize = 8;
+pub const DENSE_SPAN_PER_NNZ: usize = 6;
 
 /// Which row kernel a step uses (see the module docs). Results do not depend on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
