@@ -22,7 +22,7 @@ use dyad_algorithms::fixtures::random_sparse;
 use dyad_algorithms::givens::Givens;
 use dyad_algorithms::loreta::init::gaussian;
 use dyad_algorithms::loreta::{Loreta1, PinvTolerances, ScaledSparse};
-use dyad_algorithms::oasis::BilinearModel;
+use dyad_algorithms::oasis::{BilinearModel, StepScratch};
 use dyad_core::{SparseVec, seeded};
 use serde::{Deserialize, Serialize};
 use sprs::CsVec;
@@ -51,7 +51,7 @@ fn oasis_steps(d: usize, nnz: usize, ops: u64) {
     let mut rng = seeded(1);
     let pool: Vec<CsVec<f64>> = (0..256).map(|_| random_sparse(d, nnz, &mut rng)).collect();
     let mut model = BilinearModel::identity(d);
-    let mut diff = SparseVec::default();
+    let mut scratch = StepScratch::default();
     let mut i = 0usize;
     gate_measured(&mut || {
         for _ in 0..ops {
@@ -61,7 +61,7 @@ fn oasis_steps(d: usize, nnz: usize, ops: u64) {
                 &pool[(i * 13 + 2) % 256],
             );
             i += 1;
-            black_box(model.pa1_step(p.view(), a.view(), n.view(), 0.1, &mut diff));
+            black_box(model.pa1_step(p.view(), a.view(), n.view(), 0.1, &mut scratch));
         }
     });
 }

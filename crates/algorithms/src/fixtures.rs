@@ -68,6 +68,54 @@ pub fn sparse_classes(n: usize, d: usize, classes: usize, nnz: usize, rng: &mut 
     LabeledSet::new(t.to_csr(), labels, names, None).expect("consistent")
 }
 
+/// MNIST-shaped rows: 28 x 28 "images" (`d = 784`) whose non-zeros lie in the central
+/// 20 x 20 window, as MNIST's digits do. `n` rows in `classes` classes (`i % classes`); each
+/// class has a prototype of 150 window pixels, and each row takes 100 of its prototype's
+/// pixels (intensity in `[0.3, 1)`) and 50 window pixels at random (in `[0, 1)`): about 140
+/// non-zeros over an index span of about 550, L2-normalised.
+pub fn mnist_like(n: usize, classes: usize, rng: &mut Rng) -> LabeledSet {
+    mnist_like_with(n, classes, 100, 50, rng)
+}
+
+/// [`mnist_like`] with `from_proto` pixels of the class prototype and `random` window
+/// pixels per row (a harder problem when `from_proto` is small: the untrained dot product
+/// ranks less well).
+pub fn mnist_like_with(
+    n: usize,
+    classes: usize,
+    from_proto: usize,
+    random: usize,
+    rng: &mut Rng,
+) -> LabeledSet {
+    const SIDE: usize = 28;
+    let window: Vec<usize> = (4..24)
+        .flat_map(|r| (4..24).map(move |c| r * SIDE + c))
+        .collect();
+    let protos: Vec<Vec<usize>> = (0..classes)
+        .map(|_| sample(rng, window.len(), 150).into_vec())
+        .collect();
+    let mut t = TriMat::new((n, SIDE * SIDE));
+    let labels: Vec<u32> = (0..n).map(|i| (i % classes) as u32).collect();
+    for (i, &c) in labels.iter().enumerate() {
+        let mut row = vec![0.0; SIDE * SIDE];
+        let proto = &protos[c as usize];
+        for k in sample(rng, proto.len(), from_proto) {
+            row[window[proto[k]]] = rng.random_range(0.3..1.0);
+        }
+        for k in sample(rng, window.len(), random) {
+            row[window[k]] = rng.random_range(0.0..1.0);
+        }
+        let norm = row.iter().map(|v| v * v).sum::<f64>().sqrt();
+        for (j, v) in row.into_iter().enumerate() {
+            if v != 0.0 {
+                t.add_triplet(i, j, v / norm);
+            }
+        }
+    }
+    let names = (0..classes).map(|c| format!("c{c}")).collect();
+    LabeledSet::new(t.to_csr(), labels, names, None).expect("consistent")
+}
+
 /// A random unit-norm sparse vector with `nnz` non-zeros in `[0, 1)` before scaling.
 pub fn random_sparse(d: usize, nnz: usize, rng: &mut Rng) -> CsVec<f64> {
     let mut idx = sample(rng, d, nnz).into_vec();

@@ -39,6 +39,7 @@ pub mod loreta;
 pub mod metric;
 pub mod oasis;
 pub mod params;
+pub(crate) mod simd;
 pub mod tensor_rank;
 
 pub use params::{Checked, ParamError};

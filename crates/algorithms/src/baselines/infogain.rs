@@ -34,7 +34,7 @@
 
 use crate::baselines::lego::{LegoConfig, Relation, Thresholds, distance_thresholds, lego_step};
 use crate::metric::Mahalanobis;
-use crate::oasis::{BilinearModel, OasisConfig};
+use crate::oasis::{BilinearModel, OasisConfig, StepScratch};
 use crate::{AlgoError, Ranker};
 use dyad_core::sampling::TripletSampler;
 use dyad_core::{
@@ -283,7 +283,7 @@ struct OasisRun<'a> {
     sampler: TripletSampler,
     rng: &'a mut Rng,
     model: SelectedModel<BilinearModel>,
-    diff: SparseVec,
+    scratch: StepScratch,
 }
 
 impl Stepper for OasisRun<'_> {
@@ -297,9 +297,9 @@ impl Stepper for OasisRun<'_> {
             sampler,
             rng,
             model,
-            diff,
+            scratch,
         } = self;
-        config.step(&mut model.inner, train, sampler, rng, diff, step)?;
+        config.step(&mut model.inner, train, sampler, rng, scratch, step)?;
         Ok(Flow::Continue)
     }
 
@@ -346,8 +346,12 @@ impl Ranker for InfogainSelectedConfig {
                         train: &selected,
                         sampler,
                         rng,
-                        model: SelectedModel::new(BilinearModel::identity(width), dim, &features)?,
-                        diff: SparseVec::default(),
+                        model: SelectedModel::new(
+                            BilinearModel::identity_with(width, config.precision),
+                            dim,
+                            &features,
+                        )?,
+                        scratch: StepScratch::default(),
                     })
                 })?;
             }

@@ -46,7 +46,7 @@
 //! would add a pass over each factor. The closed forms are checked against the literal
 //! algorithm (and both against SVD pseudo-inverses) in the tests.
 //!
-//! **Speed.** The pass is compiled for AVX-512, AVX2 and the baseline (`loreta/simd.rs`), the
+//! **Speed.** The pass is compiled for AVX-512, AVX2 and the baseline (`crate::simd`), the
 //! widest one chosen at run time, with bit-identical results. Measured once
 //! (`benches/loreta_step.rs`, AVX-512, one core of a 2-core VM shared with other jobs, load
 //! about 3): 0.81 ms per step at `n = m = 10^4`, `k = 50` (the target is 0.5 ms; a
@@ -76,9 +76,9 @@
 
 use super::model::{LoretaStats, LowRankModel};
 use super::pinv::{Coef, PinvBranch, PinvTolerances, correction};
-use super::simd::{Isa, dot2, multiversion, update_dot2};
 use crate::AlgoError;
 use crate::linalg::{axpy, axpy2, dot, matmul, pinv_transposed_full_rank, thin_svd};
+use crate::simd::{Isa, dot2, multiversion, update_dot2};
 use ndarray::Array2;
 
 /// A sparse vector `scale * (indices, values)`, indices strictly increasing.

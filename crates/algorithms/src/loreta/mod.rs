@@ -69,7 +69,6 @@ pub mod manifold;
 pub mod model;
 pub mod pinv;
 pub mod psd;
-pub(crate) mod simd;
 pub mod triplet;
 
 pub use init::Init;

@@ -26,9 +26,9 @@ use super::model::{LoretaStats, LowRankModel};
 use super::pinv::{
     PinvBranch, PinvPlan, PinvScratch, PinvTolerances, apply_rank_one, plan_rank_one,
 };
-use super::simd::{BASE, dot2};
 use crate::AlgoError;
 use crate::linalg::{axpy, dot, pinv_transposed_full_rank};
+use crate::simd::{BASE, dot2};
 use ndarray::Array2;
 
 /// What one LORETA-1-PSD step did.

@@ -1,14 +1,43 @@
 //! The dense bilinear model `W` and the sparse PA-I step.
+//!
+//! `W` is stored row-major as `f64` or, by choice ([`Precision::F32`]), as `f32`: the
+//! margin is then accumulated in `f64` from widened entries and every update computed in
+//! `f64` and rounded once when stored. Either way the model holds `d^2` floats and nothing
+//! else; [`BilinearModel::matrix`] and [`BilinearModel::from_matrix`] speak `f64`. The row
+//! kernels are in [`super::kernel`].
 
+use super::kernel::{self, StepScratch};
+use crate::simd::{Elem, Isa};
+use dyad_core::Scorer;
 use dyad_core::model::score_via_dense_left;
-use dyad_core::{Scorer, SparseVec, sparse};
 use ndarray::Array2;
+use serde::{Deserialize, Serialize};
 use sprs::{CsMat, CsVecView};
+use std::borrow::Cow;
+
+/// The element type `W` is stored in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Precision {
+    /// `f64` storage and arithmetic.
+    #[default]
+    F64,
+    /// `f32` storage, `f64` arithmetic (margin accumulated in `f64`, each updated entry
+    /// rounded to `f32` once): half the memory traffic per step.
+    F32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Weights {
+    F64(Array2<f64>),
+    F32(Vec<f32>),
+}
 
 /// `S_W(p, q) = p^T W q` with `W` dense, row-major, `d x d`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BilinearModel {
-    w: Array2<f64>,
+    d: usize,
+    w: Weights,
 }
 
 /// What one PA-I step did.
@@ -20,164 +49,252 @@ pub struct StepOutcome {
     pub tau: f64,
 }
 
+/// Runs `$body` with `$w` bound to the entries of `$model` as a slice of its element type.
+macro_rules! with_entries {
+    ($model:expr, $w:ident => $body:expr) => {
+        match &$model.w {
+            Weights::F64(m) => {
+                let $w: &[f64] = m.as_slice().expect("standard layout");
+                $body
+            }
+            Weights::F32(v) => {
+                let $w: &[f32] = v;
+                $body
+            }
+        }
+    };
+    (mut $model:expr, $w:ident => $body:expr) => {
+        match &mut $model.w {
+            Weights::F64(m) => {
+                let $w: &mut [f64] = m.as_slice_mut().expect("standard layout");
+                $body
+            }
+            Weights::F32(v) => {
+                let $w: &mut [f32] = v;
+                $body
+            }
+        }
+    };
+}
+
 impl BilinearModel {
     /// `W = I`: the Euclidean / dot-product starting point of OASIS.
     pub fn identity(d: usize) -> Self {
-        Self { w: Array2::eye(d) }
+        Self::identity_with(d, Precision::F64)
     }
 
+    /// `W = I` stored in `precision`.
+    pub fn identity_with(d: usize, precision: Precision) -> Self {
+        let w = match precision {
+            Precision::F64 => Weights::F64(Array2::eye(d)),
+            Precision::F32 => {
+                let mut v = vec![0.0f32; d * d];
+                for i in 0..d {
+                    v[i * d + i] = 1.0;
+                }
+                Weights::F32(v)
+            }
+        };
+        Self { d, w }
+    }
+
+    /// `W` stored as `f64` (a `-0` entry stored as `+0`: the row kernels rely on it, see
+    /// [`crate::simd`]'s `Elem::narrow`).
     pub fn from_matrix(w: Array2<f64>) -> Self {
         assert_eq!(w.nrows(), w.ncols(), "W must be square");
+        let mut w = w.as_standard_layout().into_owned();
+        w.mapv_inplace(|v| v + 0.0);
         Self {
-            w: w.as_standard_layout().into_owned(),
+            d: w.nrows(),
+            w: Weights::F64(w),
         }
     }
 
-    pub fn matrix(&self) -> &Array2<f64> {
-        &self.w
+    /// `W` stored in `precision` (rounded to `f32` for [`Precision::F32`]).
+    pub fn from_matrix_with(w: Array2<f64>, precision: Precision) -> Self {
+        let m = Self::from_matrix(w);
+        match precision {
+            Precision::F64 => m,
+            Precision::F32 => {
+                let v = m.matrix().iter().map(|&x| f32::narrow(x)).collect();
+                Self {
+                    d: m.d,
+                    w: Weights::F32(v),
+                }
+            }
+        }
+    }
+
+    /// `W` as `f64` (borrowed when stored as `f64`, widened exactly otherwise).
+    pub fn matrix(&self) -> Cow<'_, Array2<f64>> {
+        match &self.w {
+            Weights::F64(m) => Cow::Borrowed(m),
+            Weights::F32(v) => Cow::Owned(
+                Array2::from_shape_vec((self.d, self.d), v.iter().map(|&x| f64::from(x)).collect())
+                    .expect("d x d"),
+            ),
+        }
+    }
+
+    /// The element type `W` is stored in.
+    pub fn precision(&self) -> Precision {
+        match self.w {
+            Weights::F64(_) => Precision::F64,
+            Weights::F32(_) => Precision::F32,
+        }
     }
 
     pub fn dim(&self) -> usize {
-        self.w.nrows()
+        self.d
     }
 
-    fn slice(&self) -> &[f64] {
-        self.w.as_slice().expect("standard layout")
-    }
-
-    /// `p^T W q` for sparse `p` and `q`: O(nnz(p) nnz(q)).
-    pub fn bilinear(&self, p: (&[usize], &[f64]), q: (&[usize], &[f64])) -> f64 {
-        let (w, d) = (self.slice(), self.dim());
-        p.0.iter()
-            .zip(p.1)
-            .map(|(&a, &pa)| pa * sparse::dot_dense(&w[a * d..(a + 1) * d], q.0, q.1))
-            .sum()
-    }
-
-    /// The PA-I step size for the triplet `(p, p+, p-)` (spec §2.2): writes `p+ - p-` into
-    /// `diff` and returns the hinge loss and `tau = min(c, l / ||V||_F^2)` with
-    /// `||V||_F^2 = ||p||^2 ||p+ - p-||^2`. A degenerate step (`||V|| = 0`: empty `p`, or
-    /// `p+ = p-`) gets `tau = 0`, as the spec recommends.
-    fn pa1_tau(
-        &self,
-        p: CsVecView<'_, f64>,
-        pos: CsVecView<'_, f64>,
-        neg: CsVecView<'_, f64>,
-        c: f64,
-        diff: &mut SparseVec,
-    ) -> StepOutcome {
-        diff.set_difference(pos, neg);
-        let margin = self.bilinear((p.indices(), p.data()), (&diff.indices, &diff.values));
-        let loss = (1.0 - margin).max(0.0);
-        let v_norm_sq = sparse::norm_sq(p.data()) * diff.norm_sq();
-        let tau = if loss == 0.0 || v_norm_sq == 0.0 {
-            0.0
-        } else {
-            c.min(loss / v_norm_sq)
+    /// Bytes held by `W`: `d^2` floats of the storage precision (8 or 4 bytes each), the
+    /// model's whole size (nothing else grows with `d`).
+    pub fn memory_bytes(&self) -> usize {
+        let elem = match self.w {
+            Weights::F64(_) => std::mem::size_of::<f64>(),
+            Weights::F32(_) => std::mem::size_of::<f32>(),
         };
-        StepOutcome { loss, tau }
+        self.d * self.d * elem
     }
 
-    /// One PA-I step on the triplet `(p, p+, p-)` with aggressiveness `c`: `W <- W + tau V`
-    /// with `V = p (p+ - p-)^T`, touching only the `nnz(p) x nnz(p+ - p-)` entries `V`
-    /// covers. `diff` is scratch space for `p+ - p-`.
+    /// The same precision as `self`, holding `w`.
+    fn with_matrix(&self, w: Array2<f64>) -> BilinearModel {
+        BilinearModel::from_matrix_with(w, self.precision())
+    }
+
+    /// `p^T W q` for sparse `p` and `q`: O(nnz(p) nnz(q)), summed in the order of the step's
+    /// margin ([`crate::simd`]).
+    pub fn bilinear(&self, p: (&[usize], &[f64]), q: (&[usize], &[f64])) -> f64 {
+        let support = kernel::Support {
+            indices: q.0,
+            values: q.1,
+            dense: None,
+        };
+        with_entries!(self, w => kernel::margin(Isa::detect(), w, self.d, p, support))
+    }
+
+    /// One PA-I step on the triplet `(p, p+, p-)` with aggressiveness `c` (spec §2.2):
+    ///
+    /// ```text
+    /// q = p+ - p-,  l = max(0, 1 - p^T W q),  tau = min(c, l / (||p||^2 ||q||^2)),
+    /// W <- W + tau p q^T
+    /// ```
+    ///
+    /// touching only the rows of `W` that `p` selects, over the columns `q` covers (see
+    /// [`super::kernel`] for the two row kernels). A degenerate step (`||p|| ||q|| = 0`:
+    /// empty `p`, or `p+ = p-`) gets `tau = 0`, as the spec recommends.
     pub fn pa1_step(
         &mut self,
         p: CsVecView<'_, f64>,
         pos: CsVecView<'_, f64>,
         neg: CsVecView<'_, f64>,
         c: f64,
-        diff: &mut SparseVec,
+        scratch: &mut StepScratch,
     ) -> StepOutcome {
-        let out = self.pa1_tau(p, pos, neg, c, diff);
-        if out.tau > 0.0 {
-            let d = self.dim();
-            let w = self.w.as_slice_mut().expect("standard layout");
-            for (&a, &pa) in p.indices().iter().zip(p.data()) {
-                let row = &mut w[a * d..(a + 1) * d];
-                let s = out.tau * pa;
-                for (&b, &qb) in diff.indices.iter().zip(&diff.values) {
-                    row[b] += s * qb;
-                }
-            }
-        }
-        out
+        let d = self.d;
+        with_entries!(mut self, w => pa1_step_in(w, d, p, pos, neg, c, scratch, false))
     }
 
     /// The Online-Proj-Oasis step (spec §4.1): `tau` as in [`BilinearModel::pa1_step`] from
-    /// the unprojected `V`, then `W <- W + tau sym(V)`, which equals projecting
-    /// `W + tau V` onto the symmetric matrices when `W` is symmetric. Costs
-    /// `2 nnz(p) nnz(p+ - p-)`.
+    /// the unprojected `V = p q^T`, then `W <- W + tau sym(V)`, which equals projecting
+    /// `W + tau V` onto the symmetric matrices when `W` is symmetric. The update gathers
+    /// (`2 nnz(p) nnz(q)` entries).
     pub fn pa1_step_symmetric(
         &mut self,
         p: CsVecView<'_, f64>,
         pos: CsVecView<'_, f64>,
         neg: CsVecView<'_, f64>,
         c: f64,
-        diff: &mut SparseVec,
+        scratch: &mut StepScratch,
     ) -> StepOutcome {
-        let out = self.pa1_tau(p, pos, neg, c, diff);
-        if out.tau > 0.0 {
-            let d = self.dim();
-            let w = self.w.as_slice_mut().expect("standard layout");
-            for (&a, &pa) in p.indices().iter().zip(p.data()) {
-                let s = 0.5 * out.tau * pa;
-                for (&b, &qb) in diff.indices.iter().zip(&diff.values) {
-                    w[a * d + b] += s * qb;
-                    w[b * d + a] += s * qb;
-                }
-            }
-        }
-        out
+        let d = self.d;
+        with_entries!(mut self, w => pa1_step_in(w, d, p, pos, neg, c, scratch, true))
     }
 
-    /// `W <- W + scale u v^T` for sparse `u`, `v`: O(nnz(u) nnz(v)).
-    pub fn rank_one_update(&mut self, u: &SparseVec, v: &SparseVec, scale: f64) {
-        let d = self.dim();
-        let w = self.w.as_slice_mut().expect("standard layout");
-        for (&a, &ua) in u.indices.iter().zip(&u.values) {
-            let s = scale * ua;
-            let row = &mut w[a * d..(a + 1) * d];
-            for (&b, &vb) in v.indices.iter().zip(&v.values) {
-                row[b] += s * vb;
-            }
-        }
-    }
-
-    /// `sym(W) = (W + W^T)/2` as a new model (Proj-Oasis).
+    /// `sym(W) = (W + W^T)/2` as a new model (Proj-Oasis), in the same precision.
     pub fn symmetrized(&self) -> BilinearModel {
-        BilinearModel::from_matrix(crate::linalg::symmetrize(self.w.view()))
+        self.with_matrix(crate::linalg::symmetrize(self.matrix().view()))
     }
 
-    /// The PSD projection of `sym(W)` as a new model (spec §4.2).
+    /// The PSD projection of `sym(W)` as a new model (spec §4.2), in the same precision.
     pub fn psd_projected(&self) -> Result<BilinearModel, crate::linalg::LinalgError> {
-        Ok(BilinearModel::from_matrix(crate::linalg::psd_projection(
-            self.w.view(),
-        )?))
+        Ok(self.with_matrix(crate::linalg::psd_projection(self.matrix().view())?))
     }
 
     /// Replace `W` by its PSD projection (training continues from it).
     pub fn project_psd(&mut self) -> Result<(), crate::linalg::LinalgError> {
-        self.w = crate::linalg::psd_projection(self.w.view())?;
+        *self = self.psd_projected()?;
         Ok(())
     }
 
     /// The symmetry index `rho(W) = ||sym(W)|| / ||W||` in the Frobenius norm (spec §4.1).
     pub fn symmetry_index(&self) -> f64 {
-        let s = crate::linalg::symmetrize(self.w.view());
+        let w = self.matrix();
+        let s = crate::linalg::symmetrize(w.view());
         let f = |m: &Array2<f64>| m.iter().map(|v| v * v).sum::<f64>().sqrt();
-        f(&s) / f(&self.w)
+        f(&s) / f(&w)
     }
 
-    /// The uniform average of several models of the same dimension (parallel rankers).
+    /// The uniform average of several models of the same dimension and precision (parallel
+    /// rankers): summed in `f64` in the order given, divided by their number, stored in
+    /// their precision.
     pub fn average(models: &[BilinearModel]) -> BilinearModel {
-        let mut w = models[0].w.clone();
+        let first = &models[0];
+        assert!(
+            models
+                .iter()
+                .all(|m| m.d == first.d && m.precision() == first.precision()),
+            "averaged models must agree in dimension and precision"
+        );
+        let mut sum = first.matrix().into_owned();
         for m in &models[1..] {
-            w += &m.w;
+            sum += &*m.matrix();
         }
-        w.mapv_inplace(|v| v / models.len() as f64);
-        BilinearModel { w }
+        sum.mapv_inplace(|v| v / models.len() as f64);
+        first.with_matrix(sum)
     }
+}
+
+/// The PA-I step on the entries `w` of a `d x d` model (see [`BilinearModel::pa1_step`]).
+#[allow(clippy::too_many_arguments)]
+fn pa1_step_in<T: Elem>(
+    w: &mut [T],
+    d: usize,
+    p: CsVecView<'_, f64>,
+    pos: CsVecView<'_, f64>,
+    neg: CsVecView<'_, f64>,
+    c: f64,
+    scratch: &mut StepScratch,
+    symmetric: bool,
+) -> StepOutcome {
+    scratch.prepare(d, pos, neg);
+    let isa = scratch.isa;
+    let q = scratch.support();
+    let pv = (p.indices(), p.data());
+    let margin = kernel::margin(isa, &*w, d, pv, q);
+    let loss = (1.0 - margin).max(0.0);
+    let v_norm_sq = dyad_core::sparse::norm_sq(p.data()) * scratch.diff.norm_sq();
+    let tau = if loss == 0.0 || v_norm_sq == 0.0 {
+        0.0
+    } else {
+        c.min(loss / v_norm_sq)
+    };
+    if tau > 0.0 {
+        if symmetric {
+            for (&a, &pa) in pv.0.iter().zip(pv.1) {
+                let s = 0.5 * tau * pa;
+                for (&b, &qb) in q.indices.iter().zip(q.values) {
+                    w[a * d + b] = T::narrow(w[a * d + b].widen() + s * qb);
+                    w[b * d + a] = T::narrow(w[b * d + a].widen() + s * qb);
+                }
+            }
+        } else {
+            kernel::update(isa, w, d, pv, tau, q);
+        }
+    }
+    scratch.finish();
+    StepOutcome { loss, tau }
 }
 
 /// The spectral norm (largest singular value) of a square matrix, by power iteration on
@@ -213,16 +330,17 @@ impl Scorer for BilinearModel {
     /// spectral norm, and `rho(W - I)` (Frobenius), because the identity start alone gives
     /// `rho = 1`.
     fn statistics(&self) -> Vec<(&'static str, f64)> {
-        let sym = crate::linalg::symmetrize(self.w.view());
+        let w = self.matrix();
+        let sym = crate::linalg::symmetrize(w.view());
         let fro = |m: &Array2<f64>| m.iter().map(|v| v * v).sum::<f64>().sqrt();
-        let shifted = &self.w - &Array2::<f64>::eye(self.dim());
+        let shifted = &*w - &Array2::<f64>::eye(self.dim());
         let shifted_sym = crate::linalg::symmetrize(shifted.view());
         let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 1.0 };
         vec![
-            ("symmetry_index", ratio(fro(&sym), fro(&self.w))),
+            ("symmetry_index", ratio(fro(&sym), fro(&w))),
             (
                 "symmetry_index_spectral",
-                ratio(spectral_norm(&sym), spectral_norm(&self.w)),
+                ratio(spectral_norm(&sym), spectral_norm(&w)),
             ),
             (
                 "symmetry_index_minus_identity",
@@ -232,14 +350,11 @@ impl Scorer for BilinearModel {
     }
 
     fn score(&self, query: CsVecView<'_, f64>, candidates: &CsMat<f64>, out: &mut [f64]) {
-        let (w, d) = (self.slice(), self.dim());
+        let (d, isa) = (self.dim(), Isa::detect());
         score_via_dense_left(d, query, candidates, out, |q, u| {
             // u = W^T q = sum_a q_a W[a, :]
-            for (&a, &qa) in q.indices().iter().zip(q.data()) {
-                for (ub, wab) in u.iter_mut().zip(&w[a * d..(a + 1) * d]) {
-                    *ub += qa * wab;
-                }
-            }
+            let q = (q.indices(), q.data());
+            with_entries!(self, w => kernel::left_product(isa, w, d, q, u))
         });
     }
 }
@@ -300,7 +415,7 @@ mod tests {
             let w0 = Array2::from_shape_fn((d, d), |_| rng.random_range(-0.2..0.2));
             let mut model = BilinearModel::from_matrix(w0.clone());
             let mut reference = w0;
-            let mut scratch = SparseVec::default();
+            let mut scratch = StepScratch::default();
             for _ in 0..25 {
                 let (p, a, b) = (
                     random_sparse(d, 7, &mut rng),
@@ -312,7 +427,7 @@ mod tests {
                     dense_reference(&reference, &dense(&p), &dense(&a), &dense(&b), c);
                 assert!((out.loss - loss).abs() < 1e-10, "{} vs {}", out.loss, loss);
                 assert!((out.tau - tau).abs() < 1e-12);
-                let err = (model.matrix() - &w_ref)
+                let err = (&*model.matrix() - &w_ref)
                     .iter()
                     .fold(0.0f64, |m, x| m.max(x.abs()));
                 assert!(err < 1e-12, "max |W - W_ref| = {err}");
@@ -322,12 +437,92 @@ mod tests {
     }
 
     #[test]
+    fn f32_step_is_the_f64_closed_form_rounded_once() {
+        // From the widened f32 W, the loss and tau are the f64 closed form's (the margin is
+        // accumulated in f64), and every updated entry is that form's value rounded to f32.
+        let mut rng = seeded(12);
+        let d = 40;
+        let w0 = Array2::from_shape_fn((d, d), |_| rng.random_range(-0.2..0.2));
+        let mut model = BilinearModel::from_matrix_with(w0, Precision::F32);
+        let mut scratch = StepScratch::default();
+        for _ in 0..25 {
+            let (p, a, b) = (
+                random_sparse(d, 7, &mut rng),
+                random_sparse(d, 5, &mut rng),
+                random_sparse(d, 6, &mut rng),
+            );
+            let before = model.matrix().into_owned();
+            let out = model.pa1_step(p.view(), a.view(), b.view(), 0.1, &mut scratch);
+            let (w_ref, loss, tau) =
+                dense_reference(&before, &dense(&p), &dense(&a), &dense(&b), 0.1);
+            assert!((out.loss - loss).abs() < 1e-12, "{} vs {}", out.loss, loss);
+            assert!((out.tau - tau).abs() < 1e-12 * tau.max(1.0));
+            for (got, want) in model.matrix().iter().zip(&w_ref) {
+                assert_eq!(f64::from(*got as f32), *got, "stored as f32");
+                // One rounding to f32 (half an ulp) plus the f64 reference's own rounding.
+                let ulp = f64::from(f32::EPSILON) * want.abs().max(1e-30);
+                assert!((got - want).abs() <= 0.5 * ulp + 1e-15, "{got} vs {want}");
+            }
+        }
+    }
+
+    #[test]
+    fn f32_and_f64_trajectories_agree_to_single_precision() {
+        let set = crate::fixtures::mnist_like(60, 4, &mut seeded(3));
+        let d = set.dim();
+        let mut m64 = BilinearModel::identity(d);
+        let mut m32 = BilinearModel::identity_with(d, Precision::F32);
+        let (mut s64, mut s32) = (StepScratch::default(), StepScratch::default());
+        let mut rng = seeded(4);
+        let mut worst_tau = 0.0f64;
+        for _ in 0..1500 {
+            let mut row = || set.x.outer_view(rng.random_range(0..set.n())).unwrap();
+            let (p, a, b) = (row(), row(), row());
+            let o64 = m64.pa1_step(p, a, b, 0.1, &mut s64);
+            let o32 = m32.pa1_step(p, a, b, 0.1, &mut s32);
+            assert!((o64.loss - o32.loss).abs() < 1e-4, "{o64:?} vs {o32:?}");
+            worst_tau = worst_tau.max((o64.tau - o32.tau).abs() / o64.tau.max(1e-3));
+        }
+        assert!(worst_tau < 1e-3, "relative tau difference {worst_tau}");
+        let diff = (&*m64.matrix() - &*m32.matrix())
+            .iter()
+            .fold(0.0f64, |m, v| m.max(v.abs()));
+        let scale = m64.matrix().iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        assert!(
+            diff < 1e-5 * scale,
+            "max |W64 - W32| = {diff} (max |W| {scale})"
+        );
+        // The two trajectories did differ: f32 storage rounds.
+        assert!(diff > 0.0);
+    }
+
+    #[test]
+    fn model_memory_is_d_squared_floats() {
+        for (precision, bytes) in [(Precision::F64, 8), (Precision::F32, 4)] {
+            let m = BilinearModel::identity_with(37, precision);
+            assert_eq!(m.memory_bytes(), 37 * 37 * bytes);
+            let held = match &m.w {
+                Weights::F64(a) => a.len() * std::mem::size_of::<f64>(),
+                Weights::F32(v) => v.len() * std::mem::size_of::<f32>(),
+            };
+            assert_eq!(m.memory_bytes(), held);
+            assert_eq!(m.precision(), precision);
+            // Averages and projections keep the precision (and so the size).
+            assert_eq!(
+                BilinearModel::average(&[m.clone(), m.clone()]).precision(),
+                precision
+            );
+            assert_eq!(m.symmetrized().memory_bytes(), m.memory_bytes());
+        }
+    }
+
+    #[test]
     fn unclipped_step_lands_exactly_on_the_margin() {
         // When tau = l/||V||^2 < C, the updated model satisfies S(p,p+) - S(p,p-) = 1.
         let mut rng = seeded(5);
         let d = 30;
         let mut model = BilinearModel::identity(d);
-        let mut scratch = SparseVec::default();
+        let mut scratch = StepScratch::default();
         let (p, a, b) = (
             random_sparse(d, 6, &mut rng),
             random_sparse(d, 6, &mut rng),
@@ -351,7 +546,7 @@ mod tests {
             Array2::from_shape_fn((d, d), |_| rng.random_range(-0.2..0.2)).view(),
         );
         let mut sym = BilinearModel::from_matrix(s0.clone());
-        let mut scratch = SparseVec::default();
+        let mut scratch = StepScratch::default();
         for _ in 0..20 {
             let (p, a, b) = (
                 random_sparse(d, 5, &mut rng),
@@ -363,11 +558,11 @@ mod tests {
             let o2 = sym.pa1_step_symmetric(p.view(), a.view(), b.view(), 0.05, &mut scratch);
             assert_eq!(o1, o2);
             let projected = crate::linalg::symmetrize(plain.matrix().view());
-            let err = (sym.matrix() - &projected)
+            let err = (&*sym.matrix() - &projected)
                 .iter()
                 .fold(0.0f64, |m, x| m.max(x.abs()));
             assert!(err < 1e-12, "{err}");
-            let asym = (sym.matrix() - &sym.matrix().t())
+            let asym = (&*sym.matrix() - &sym.matrix().t())
                 .iter()
                 .fold(0.0f64, |m, x| m.max(x.abs()));
             assert!(asym < 1e-12);
@@ -404,7 +599,7 @@ mod tests {
             same.view(),
             same.view(),
             0.1,
-            &mut SparseVec::default(),
+            &mut StepScratch::default(),
         );
         assert_eq!(out.tau, 0.0);
         assert_eq!(model, BilinearModel::identity(4));

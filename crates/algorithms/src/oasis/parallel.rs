@@ -5,12 +5,12 @@
 //! reported at every checkpoint. Solver time is the total over rankers (CPU time; the papers
 //! note that parallel training need not save total CPU time).
 
-use super::{BilinearModel, OasisConfig};
+use super::{BilinearModel, OasisConfig, Precision, StepScratch};
 use crate::params::{self, Checked, ParamError};
 use crate::{AlgoError, Ranker};
 use dyad_core::sampling::TripletSampler;
 use dyad_core::{
-    Control, Flow, LabeledSet, Observer, Rng, Schedule, Scorer, SparseVec, Stepper, drive, seeded,
+    Control, Flow, LabeledSet, Observer, Rng, Schedule, Scorer, Stepper, drive, seeded,
 };
 use rand::Rng as _;
 use serde::{Deserialize, Serialize};
@@ -24,6 +24,9 @@ pub struct OasisParallelConfig {
     pub c: f64,
     /// Number of independently trained rankers averaged.
     pub rankers: usize,
+    /// Storage precision of each ranker's `W` (and of their average), as for OASIS.
+    #[serde(default)]
+    pub precision: Precision,
 }
 
 impl Checked for OasisParallelConfig {
@@ -44,6 +47,7 @@ impl Ranker for OasisParallelConfig {
         self.check()?;
         let single = OasisConfig {
             c: self.c,
+            precision: self.precision,
             ..Default::default()
         };
         let sampler = TripletSampler::new(train)?;
@@ -54,9 +58,9 @@ impl Ranker for OasisParallelConfig {
                 sampler,
                 rngs: (0..self.rankers).map(|_| seeded(rng.random())).collect(),
                 models: (0..self.rankers)
-                    .map(|_| BilinearModel::identity(train.dim()))
+                    .map(|_| BilinearModel::identity_with(train.dim(), self.precision))
                     .collect(),
-                diff: SparseVec::default(),
+                scratch: StepScratch::default(),
             })
         })?;
         Ok(())
@@ -76,7 +80,7 @@ struct ParallelRun<'a> {
     sampler: TripletSampler,
     rngs: Vec<Rng>,
     models: Vec<BilinearModel>,
-    diff: SparseVec,
+    scratch: StepScratch,
 }
 
 impl Stepper for ParallelRun<'_> {
@@ -86,7 +90,7 @@ impl Stepper for ParallelRun<'_> {
     fn step(&mut self, step: u64) -> Result<Flow, AlgoError> {
         for (model, r) in self.models.iter_mut().zip(&mut self.rngs) {
             self.single
-                .step(model, self.train, &self.sampler, r, &mut self.diff, step)?;
+                .step(model, self.train, &self.sampler, r, &mut self.scratch, step)?;
         }
         Ok(Flow::Continue)
     }
@@ -129,9 +133,13 @@ mod tests {
         let mut r = seeded(4);
         let first: u64 = r.random();
         let mut a = Capture(set.clone(), vec![]);
-        OasisParallelConfig { c: 0.1, rankers: 1 }
-            .fit(&set, &schedule, &mut seeded(4), &mut a)
-            .unwrap();
+        OasisParallelConfig {
+            c: 0.1,
+            rankers: 1,
+            precision: Precision::F64,
+        }
+        .fit(&set, &schedule, &mut seeded(4), &mut a)
+        .unwrap();
         let mut b = Capture(set.clone(), vec![]);
         OasisConfig::default()
             .fit(&set, &schedule, &mut seeded(first), &mut b)
@@ -141,9 +149,13 @@ mod tests {
         let mut r = seeded(5);
         let seeds: Vec<u64> = (0..3).map(|_| r.random()).collect();
         let mut three = Capture(set.clone(), vec![]);
-        OasisParallelConfig { c: 0.1, rankers: 3 }
-            .fit(&set, &schedule, &mut seeded(5), &mut three)
-            .unwrap();
+        OasisParallelConfig {
+            c: 0.1,
+            rankers: 3,
+            precision: Precision::F64,
+        }
+        .fit(&set, &schedule, &mut seeded(5), &mut three)
+        .unwrap();
         let mut mean = vec![0.0; set.n()];
         for s in seeds {
             let mut one = Capture(set.clone(), vec![]);
