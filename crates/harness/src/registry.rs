@@ -138,10 +138,13 @@ pub static SOLVERS: &[SolverEntry] = &[
         label: "OASIS",
         description: "OASIS, PA-I on sparse triplets, W0 = I, with its symmetric and PSD variants (Chechik et al. 2010)",
         family: RANKER,
-        version: 1,
+        // 2: the density-chosen row kernels (oasis/kernel.rs) sum in another order.
+        version: 2,
         sources: &[
             "algorithms/src/oasis/mod.rs",
             "algorithms/src/oasis/model.rs",
+            "algorithms/src/oasis/kernel.rs",
+            "algorithms/src/simd.rs",
             "algorithms/src/linalg.rs",
             "core/src/sampling.rs",
             LOOP[0],
@@ -155,11 +158,14 @@ pub static SOLVERS: &[SolverEntry] = &[
         label: "DISSIM-OASIS",
         description: "OASIS on the symmetric score -(p-q)^T W (p-q) (spec §4.1)",
         family: RANKER,
-        version: 1,
+        // 2: the density-chosen row kernels (oasis/kernel.rs) sum in another order.
+        version: 2,
         sources: &[
             "algorithms/src/oasis/dissim.rs",
             "algorithms/src/oasis/mod.rs",
             "algorithms/src/oasis/model.rs",
+            "algorithms/src/oasis/kernel.rs",
+            "algorithms/src/simd.rs",
             "algorithms/src/linalg.rs",
             "core/src/sampling.rs",
             LOOP[0],
@@ -173,11 +179,14 @@ pub static SOLVERS: &[SolverEntry] = &[
         label: "OASIS (averaged rankers)",
         description: "uniform average of independently trained OASIS rankers (spec §4.3)",
         family: RANKER,
-        version: 1,
+        // 2: the density-chosen row kernels (oasis/kernel.rs) sum in another order.
+        version: 2,
         sources: &[
             "algorithms/src/oasis/parallel.rs",
             "algorithms/src/oasis/mod.rs",
             "algorithms/src/oasis/model.rs",
+            "algorithms/src/oasis/kernel.rs",
+            "algorithms/src/simd.rs",
             "algorithms/src/linalg.rs",
             "core/src/sampling.rs",
             LOOP[0],

@@ -87,7 +87,7 @@ pub struct OasisConfig {
     #[serde(default)]
     pub psd: Psd,
     /// Storage precision of `W`: `"f64"` or `"f32"` (`f64` arithmetic either way).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Precision::is_f64")]
     pub precision: Precision,
 }
 

@@ -27,6 +27,14 @@ pub enum Precision {
     F32,
 }
 
+impl Precision {
+    /// The default: left out of a configuration's canonical form, so that cache keys of
+    /// configurations written before the option existed stay as they were.
+    pub fn is_f64(&self) -> bool {
+        *self == Precision::F64
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 enum Weights {
     F64(Array2<f64>),
@@ -346,6 +354,8 @@ impl Scorer for BilinearModel {
                 "symmetry_index_minus_identity",
                 ratio(fro(&shifted_sym), fro(&shifted)),
             ),
+            // d² floats and nothing else (issue 12: "memory of a model stays d² floats").
+            ("model_bytes", self.memory_bytes() as f64),
         ]
     }
 

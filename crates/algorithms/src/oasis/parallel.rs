@@ -25,7 +25,7 @@ pub struct OasisParallelConfig {
     /// Number of independently trained rankers averaged.
     pub rankers: usize,
     /// Storage precision of each ranker's `W` (and of their average), as for OASIS.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Precision::is_f64")]
     pub precision: Precision,
 }
 
