@@ -233,7 +233,7 @@ fn compare(
     claim: &Claim,
     datasets: &[&str],
 ) -> Result<(Verdict, String), String> {
-    let versus = claim.versus.as_deref().unwrap_or_default();
+    let versus = claim.versus.as_deref().unwrap_or(&claim.solver);
     let tol = claim.tolerance.unwrap_or(0.0);
     let factor = claim.factor.unwrap_or(1.0);
     let close = claim.kind == ClaimKind::Close;
@@ -248,7 +248,8 @@ fn compare(
         let (mut l_sum, mut r_sum) = (0.0, 0.0);
         for &k in &ks {
             let l = res.select_repeats(&selector(claim, d, &claim.solver, k))?;
-            let r = res.select_repeats(&selector(claim, d, versus, k))?;
+            let vd = claim.versus_dataset.as_deref().unwrap_or(d);
+            let r = res.select_repeats(&selector(claim, vd, versus, k))?;
             let outcome = if close {
                 let (lm, rm) = (
                     mean(&l.values().copied().collect::<Vec<_>>()),
@@ -296,6 +297,10 @@ fn compare(
             "better"
         } else {
             "higher"
+        };
+        let d = match &claim.versus_dataset {
+            Some(vd) => format!("{d} vs {vd}"),
+            None => d.to_string(),
         };
         parts.push(if ks.len() == 1 {
             format!(

@@ -31,6 +31,8 @@ pub struct DatasetInstance {
     pub requested: String,
     /// The parameters as written in the spec (resolved for the profile).
     pub spec_params: toml::Table,
+    /// The spec's `vars` of this data set (plot and claim coordinates).
+    pub vars: std::collections::BTreeMap<String, f64>,
     pub resolved: Resolved,
     /// Fingerprint of the provider's sources (provenance).
     pub code: String,
@@ -347,6 +349,7 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
             id: d.id.clone(),
             requested: p.name().to_string(),
             spec_params: params,
+            vars: d.vars.clone(),
             resolved,
             code,
         };

@@ -436,7 +436,11 @@ impl<'a> ExperimentResults<'a> {
         Self::numeric_param(d, names)
     }
 
+    /// The first of `names` among a data set's `vars`, else among its spec parameters.
     fn numeric_param(d: &crate::plan::DatasetInstance, names: &[String]) -> Option<f64> {
+        if let Some(v) = names.iter().find_map(|p| d.vars.get(p)) {
+            return Some(*v);
+        }
         match names.iter().find_map(|p| d.spec_params.get(p))? {
             toml::Value::Integer(i) => Some(*i as f64),
             toml::Value::Float(f) => Some(*f),

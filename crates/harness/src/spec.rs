@@ -68,6 +68,11 @@ pub struct DatasetSpec {
     /// Parameters for the data set's provider; values may be per-profile.
     #[serde(default)]
     pub params: Option<Spanned<toml::Table>>,
+    /// Numbers that describe this data set in the experiment without being provider
+    /// parameters (e.g. `{ rank = 30 }` for LORETA's 16,660-feature set at fixed memory):
+    /// plots and claims with `x = "param"` read them as they read parameters.
+    #[serde(default)]
+    pub vars: std::collections::BTreeMap<String, f64>,
 }
 
 /// How cells are run: repeats, seeds, checkpoints, and the task's own table.
@@ -457,9 +462,14 @@ pub struct Claim {
     pub at: At,
     /// The solver the claim is about.
     pub solver: String,
-    /// The solver compared against (`greater`).
+    /// The solver compared against (`greater`, `better`, `close`; default: `solver` itself
+    /// when `versus_dataset` is given).
     #[serde(default)]
     pub versus: Option<String>,
+    /// Compare against `versus` on this data set instead of on each covered data set, paired
+    /// by split (e.g. LORETA at rank 30 on 16,660 features against rank 100 on 5,000).
+    #[serde(default)]
+    pub versus_dataset: Option<String>,
     /// Data sets the claim covers (default: all).
     #[serde(default)]
     pub datasets: Vec<String>,
@@ -905,9 +915,24 @@ impl LoadedSpec {
             }
         }
         for (i, c) in s.claims.iter().enumerate() {
+            if let Some(vd) = &c.versus_dataset
+                && !s.datasets.iter().any(|d| &d.id == vd)
+            {
+                return Err(self.error_at_key(
+                    &["claims", &i.to_string(), "versus_dataset"],
+                    format!(
+                        "claim `{}`: `versus_dataset` names no data set with id \"{vd}\"",
+                        c.id
+                    ),
+                ));
+            }
             let ok = match c.kind {
-                ClaimKind::Greater | ClaimKind::Better => c.versus.is_some(),
-                ClaimKind::Close => c.versus.is_some() && c.tolerance.is_some(),
+                ClaimKind::Greater | ClaimKind::Better => {
+                    c.versus.is_some() || c.versus_dataset.is_some()
+                }
+                ClaimKind::Close => {
+                    (c.versus.is_some() || c.versus_dataset.is_some()) && c.tolerance.is_some()
+                }
                 ClaimKind::Near => c.tolerance.is_some(),
                 ClaimKind::PeakWithin => c.range.is_some(),
                 ClaimKind::SlopeWithin => c.range.is_some() && c.x_param.is_some(),
@@ -920,8 +945,8 @@ impl LoadedSpec {
                         c.id,
                         c.kind,
                         match c.kind {
-                            ClaimKind::Greater | ClaimKind::Better => "versus",
-                            ClaimKind::Close => "versus` and `tolerance",
+                            ClaimKind::Greater | ClaimKind::Better => "versus` or `versus_dataset",
+                            ClaimKind::Close => "versus` (or `versus_dataset`) and `tolerance",
                             ClaimKind::Near => "tolerance",
                             ClaimKind::PeakWithin => "range",
                             ClaimKind::SlopeWithin => "range` and `x_param",

@@ -1045,3 +1045,81 @@ fn a_second_task_ranks_labels_per_example() {
         "{e}"
     );
 }
+
+#[test]
+fn claims_compare_across_data_sets_and_vars_are_plot_coordinates() {
+    // `twin` holds the same data as `small` (same provider parameters), `big` more rows per
+    // class; `vars` give each a coordinate that is not a provider parameter.
+    let spec = SPEC
+        .replace(
+            "[[datasets]]\nid = \"small\"",
+            "[[datasets]]\nid = \"twin\"\nname = \"caltech256-standin\"\nparams = { classes = 4, per_class = 12, dim = 200, seed = 5 }\nvars = { rank = 30 }\n\n[[datasets]]\nid = \"small\"",
+        )
+        .replace(
+            "params = { classes = 4, per_class = 12, dim = 200, seed = 5 }\n\n[protocol]",
+            "params = { classes = 4, per_class = 12, dim = 200, seed = 5 }\nvars = { rank = 10 }\n\n[protocol]",
+        )
+        .replace(
+            "[[claims]]",
+            r#"[[claims]]
+id = "same-data"
+text = "OASIS on small and on its twin agree"
+kind = "close"
+metric = "map"
+solver = "OASIS"
+datasets = ["small"]
+versus_dataset = "twin"
+tolerance = 0.0
+
+[[claims]]
+id = "other-solver"
+text = "OASIS on small beats Euclidean on the twin"
+kind = "greater"
+metric = "map"
+solver = "OASIS"
+versus = "euclidean"
+datasets = ["small"]
+versus_dataset = "twin"
+
+[[claims]]"#,
+        );
+    let f = fixture(&spec);
+    let (plans, s) = plan_and_run(&f.ws, 2);
+    assert!(s.ok(), "{:?}", s.failed);
+    let res = ExperimentResults::load(&plans[0], &f.ws.cache());
+    let judge = |id: &str| {
+        let c = plans[0]
+            .spec
+            .spec
+            .claims
+            .iter()
+            .find(|c| c.id == id)
+            .unwrap();
+        dyad_harness::claims::judge(&res, c)
+    };
+    use dyad_harness::claims::Verdict;
+    let same = judge("same-data");
+    assert_eq!(same.verdict, Verdict::Holds, "{}", same.detail);
+    assert!(same.detail.contains("small vs twin"), "{}", same.detail);
+    assert_eq!(judge("other-solver").verdict, Verdict::Holds);
+    // vars are plot coordinates: one point per data set at its rank.
+    let rank = vec!["rank".to_string()];
+    assert_eq!(res.dataset_param("twin", &rank), Some(30.0));
+    let si = res.solvers_named("oasis")[0];
+    let xs: Vec<f64> = res
+        .param_series(si, "test", "map", &rank)
+        .iter()
+        .map(|p| p.x)
+        .collect();
+    assert_eq!(xs, vec![10.0, 30.0]);
+    // A claim naming an unknown data set is refused at planning, naming the key.
+    let bad = fixture(&spec.replace(
+        "versus_dataset = \"twin\"\ntolerance",
+        "versus_dataset = \"nope\"\ntolerance",
+    ));
+    let err = bad.ws.select_specs(&[]).err().unwrap().to_string();
+    assert!(
+        err.contains("versus_dataset") && err.contains("nope"),
+        "{err}"
+    );
+}

@@ -32,9 +32,7 @@
 use crate::loreta::labels::{draw_and_hinge, label_problem};
 use crate::loreta::losses::{multilabel_hinge, relevant_labels, triplet_hinge};
 use crate::loreta::model::LowRankModel;
-use crate::loreta::{
-    Init, InitSpec, LabelRanker, LabelScorer, budget_rank, check_rank, positive,
-};
+use crate::loreta::{Init, InitSpec, LabelRanker, LabelScorer, budget_rank, check_rank, positive};
 use crate::{AlgoError, Ranker};
 use dyad_core::sampling::TripletSampler;
 use dyad_core::{Flow, LabeledSet, Observer, Rng, Schedule, Scorer, SparseVec, drive, steps};

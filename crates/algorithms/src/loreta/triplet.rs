@@ -442,8 +442,7 @@ mod tests {
             }
         }
         use crate::baselines::{
-            iterative_pa::IterativePaConfig, naive_psd_gd::NaivePsdGdConfig,
-            pa_v2::PaV2Config,
+            iterative_pa::IterativePaConfig, naive_psd_gd::NaivePsdGdConfig, pa_v2::PaV2Config,
         };
         let train = nuisance_data(30, 10, 8);
         assert_eq!(train.dim(), 14);
@@ -487,8 +486,13 @@ mod tests {
         ];
         for (name, l) in learners {
             let mut obs = Rank(Vec::new());
-            l.fit(&train, &Schedule::new(vec![0, 50]), &mut seeded(1), &mut obs)
-                .unwrap();
+            l.fit(
+                &train,
+                &Schedule::new(vec![0, 50]),
+                &mut seeded(1),
+                &mut obs,
+            )
+            .unwrap();
             assert_eq!(obs.0, vec![4.0, 4.0], "{name}");
         }
         let small = LoretaConfig {
@@ -496,7 +500,12 @@ mod tests {
             ..Default::default()
         };
         let e = small
-            .fit(&train, &Schedule::last_only(5), &mut seeded(1), &mut NullObserver)
+            .fit(
+                &train,
+                &Schedule::last_only(5),
+                &mut seeded(1),
+                &mut NullObserver,
+            )
             .unwrap_err();
         assert!(e.to_string().contains("memory = 13"), "{e}");
         let zero = LoretaConfig {
