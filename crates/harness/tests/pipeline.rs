@@ -1123,3 +1123,37 @@ versus_dataset = "twin"
         "{err}"
     );
 }
+
+#[test]
+fn a_candidate_that_diverges_on_the_hold_out_is_not_chosen() {
+    // Naive PSD GD with a huge step diverges (the papers' instability); tuned beside a sane
+    // step, the cell succeeds with the sane one. Alone, the divergence fails the cell.
+    let spec = SPEC
+        .replace(
+            "name = \"oasis\"\nparams = { c = 0.1 }",
+            "name = \"naive-psd-gd\"\ntune = { eta = [1e6, 0.05] }\nearly_stopping = false\nparams = { rank = 3 }",
+        )
+        .replace(
+            "k_max = 5",
+            "k_max = 5\nearly_stopping = { validation_fraction = 0.3 }",
+        )
+        .replace("solver = \"oasis\"", "solver = \"naive-psd-gd\"");
+    let f = fixture(&spec);
+    let (plans, s) = plan_and_run(&f.ws, 1);
+    assert!(s.ok(), "{:?}", s.failed);
+    let res = ExperimentResults::load(&plans[0], &f.ws.cache());
+    for c in res
+        .cells
+        .iter()
+        .flatten()
+        .filter(|c| c.solver == "naive-psd-gd")
+    {
+        assert_eq!(c.tuned.as_ref().unwrap()["eta"].as_f64(), Some(0.05));
+    }
+    let alone = fixture(&spec.replace("tune = { eta = [1e6, 0.05] }", "tune = { eta = [1e6] }"));
+    let (_, s) = plan_and_run(&alone.ws, 1);
+    assert!(
+        !s.failed.is_empty(),
+        "a diverging solver must fail its cell"
+    );
+}

@@ -609,7 +609,17 @@ pub fn run(
                 } else {
                     Schedule::last_only(checkpoints.budget())
                 };
-                learner.fit(&fit, &schedule, &mut seeded(solver_seed), &mut ev)?;
+                match learner.fit(&fit, &schedule, &mut seeded(solver_seed), &mut ev) {
+                    Ok(()) => {}
+                    // A candidate that diverges on the hold-out (too large a step: the
+                    // papers' naive factored GD) is not chosen; the others still compete.
+                    Err(AlgoError::Numerical(_)) if candidates.len() > 1 => {
+                        out.selection_seconds += ev.last_seconds;
+                        out.eval_seconds += ev.eval_seconds;
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                }
                 out.selection_seconds += ev.last_seconds;
                 out.eval_seconds += ev.eval_seconds;
                 for r in &ev.records {
