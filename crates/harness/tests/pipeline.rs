@@ -1157,3 +1157,42 @@ fn a_candidate_that_diverges_on_the_hold_out_is_not_chosen() {
         "a diverging solver must fail its cell"
     );
 }
+
+#[test]
+fn label_rankers_tune_on_a_hold_out_of_the_training_rows() {
+    // Rank 1 cannot separate six labels, rank 5 can: the hold-out must choose rank 5, and the
+    // choice is recorded with the cell.
+    let spec = LABELS_SPEC
+        .replace(
+            "checkpoints = { max = 0 }",
+            "checkpoints = { max = 3000, every = 1500 }",
+        )
+        .replace(
+            "k_max = 3",
+            "k_max = 3\ntuning = { validation_fraction = 0.25 }",
+        )
+        .replace(
+            "name = \"centroid\"",
+            "name = \"loreta-labels\"\ntune = { rank = [1, 5] }",
+        );
+    let f = fixture(&spec);
+    let (plans, s) = plan_and_run(&f.ws, 2);
+    assert!(s.ok(), "{:?}", s.failed);
+    let res = ExperimentResults::load(&plans[0], &f.ws.cache());
+    let cells: Vec<_> = res.cells.iter().flatten().collect();
+    assert_eq!(cells.len(), 2);
+    for c in cells {
+        assert_eq!(c.tuned.as_ref().unwrap()["rank"].as_u64(), Some(5));
+        assert!(c.selection_seconds > 0.0);
+    }
+    // Without the hold-out table, a tune grid is refused at planning.
+    let bad = fixture(&spec.replace("tuning = { validation_fraction = 0.25 }\n", ""));
+    let ctx = bad.ws.data_context();
+    let e = bad
+        .ws
+        .plan(&bad.ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("tuning needs"), "{e}");
+}

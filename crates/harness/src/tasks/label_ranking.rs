@@ -7,8 +7,14 @@
 //! `chance` (relevant labels / labels, the AP expected of a random ranking).
 //!
 //! The split is the ranking task's (per class, or the official parts), drawn with the same
-//! seeds. This task has no hold-out: its learners run their whole schedule. It is the second
-//! task of the harness and the example of the README's "Adding a task".
+//! seeds. Learners run their whole schedule (no early stopping). A solver's `tune` grid
+//! needs `tuning = { validation_fraction = f }`: a uniformly drawn fraction `f` of the
+//! training rows is held out (rows carry several labels, so the draw is not per class), every
+//! candidate trains on the rest to the last checkpoint, and the one with the best validation
+//! label mAP (the first on ties) is retrained on all training rows, as the papers'
+//! cross-validated step sizes (LORETA spec §2.9). A candidate that diverges on the hold-out is
+//! not chosen. It is the second task of the harness and the example of the README's
+//! "Adding a task".
 
 use super::ranking::{EvalSet, SplitCell, check_split};
 use super::{CellOutput, CellProtocol, CellRun, Headline, Metric, Task, TaskInput};
@@ -131,7 +137,34 @@ impl Task for LabelRankingTask {
                 ));
             }
         };
+        if let Some(t) = &p.tuning
+            && !(t.validation_fraction > 0.0 && t.validation_fraction < 1.0)
+        {
+            return Err(input.error(
+                &["label_ranking", "tuning"],
+                format!(
+                    "key `protocol.label_ranking.tuning.validation_fraction`: must lie in (0, 1), got {}",
+                    t.validation_fraction
+                ),
+            ));
+        }
+        if p.tuning.is_none()
+            && let Some((i, _)) = input
+                .spec
+                .spec
+                .solvers
+                .iter()
+                .enumerate()
+                .find(|(_, s)| s.tune.is_some())
+        {
+            return Err(input.spec.error_at_key(
+                &["solvers", &i.to_string(), "tune"],
+                "key `solvers.tune`: tuning needs `protocol.label_ranking.tuning` (its hold-out)"
+                    .into(),
+            ));
+        }
         Ok(Box::new(LabelRankingCell {
+            tuning: p.tuning,
             split,
             evaluate: p.evaluate,
             k_max: p.k_max,
@@ -161,6 +194,17 @@ pub struct LabelRankingProtocol {
     pub k_max: usize,
     #[serde(default)]
     pub precision_at_every_checkpoint: bool,
+    /// The hold-out on which a solver's `tune` grid is decided.
+    #[serde(default)]
+    pub tuning: Option<Tuning>,
+}
+
+/// `tuning = { validation_fraction = 0.2 }`.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tuning {
+    /// Fraction of the training rows held out for validation.
+    pub validation_fraction: f64,
 }
 
 fn test_only() -> Vec<EvalSet> {
@@ -173,6 +217,8 @@ fn five() -> usize {
 /// The protocol of one cell (hashed into its key).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LabelRankingCell {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tuning: Option<Tuning>,
     pub split: SplitCell,
     pub evaluate: Vec<EvalSet>,
     pub k_max: usize,
@@ -211,18 +257,30 @@ impl CellProtocol for LabelRankingCell {
     }
 
     fn steps(&self, solver: &SolverInstance) -> u64 {
-        self.for_solver(solver)
+        let budget = self
+            .for_solver(solver)
             .checkpoints
             .last()
             .copied()
-            .unwrap_or(0)
+            .unwrap_or(0);
+        // Each tuned candidate on the hold-out, then the final run.
+        let runs = match (self.tuning, solver.tune.len()) {
+            (Some(_), n) if n > 1 => n as u64 + 1,
+            _ => 1,
+        };
+        budget.saturating_mul(runs)
     }
 
     fn run(&self, cell: &CellRun<'_>) -> Result<CellOutput, String> {
         let data = super::ranking::labelled(cell.data)?;
-        let learner = cell.candidates[0]
-            .family::<dyn LabelRanker>()
-            .ok_or_else(|| format!("solver `{}` is not a label ranker", cell.solver.name))?;
+        let learners = cell
+            .candidates
+            .iter()
+            .map(|b| {
+                b.family::<dyn LabelRanker>()
+                    .ok_or_else(|| format!("solver `{}` is not a label ranker", cell.solver.name))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let c = self.for_solver(cell.solver);
         let mut rng = seeded(derive_seed(cell.seed, &format!("split/{}", cell.repeat)));
         let (train_idx, test_idx) = match c.split {
@@ -235,6 +293,51 @@ impl CellProtocol for LabelRankingCell {
         .map_err(|e| e.to_string())?;
         let (train, test) = (data.select(&train_idx), data.select(&test_idx));
         let labels = n_labels(&data);
+        let solver_seed = derive_seed(cell.seed, &format!("solver/{}", cell.repeat));
+        let (chosen, selection_seconds) = match (c.tuning, learners.len()) {
+            (Some(t), n) if n > 1 => {
+                let mut rng = seeded(derive_seed(cell.seed, &format!("holdout/{}", cell.repeat)));
+                let (fit, val) = holdout(&train, t.validation_fraction, &mut rng);
+                let (fit, val) = (train.select(&fit), train.select(&val));
+                let budget = if learners[0].is_iterative() {
+                    Schedule::last_only(c.checkpoints.last().copied().unwrap_or(0))
+                } else {
+                    Schedule::new(vec![0])
+                };
+                let (mut best, mut seconds) = (None::<(f64, usize)>, 0.0);
+                for (ci, l) in learners.iter().enumerate() {
+                    let mut ev = Evaluate {
+                        sets: vec![("validation", &val)],
+                        labels,
+                        k_max: c.k_max,
+                        every_precision: false,
+                        records: Vec::new(),
+                        eval_seconds: 0.0,
+                        last_seconds: 0.0,
+                    };
+                    match l.fit(&fit, &budget, &mut seeded(solver_seed), &mut ev) {
+                        Ok(()) => {}
+                        Err(dyad_algorithms::AlgoError::Numerical(_)) => {
+                            seconds += ev.last_seconds;
+                            continue;
+                        }
+                        Err(e) => return Err(e.to_string()),
+                    }
+                    seconds += ev.last_seconds;
+                    let map = ev
+                        .records
+                        .iter()
+                        .rfind(|r| r.metric == "map")
+                        .map_or(f64::NEG_INFINITY, |r| r.value);
+                    if best.is_none_or(|(v, _)| map > v) {
+                        best = Some((map, ci));
+                    }
+                }
+                (Some(best.map_or(0, |(_, ci)| ci)), seconds)
+            }
+            _ => (None, 0.0),
+        };
+        let learner = learners[chosen.unwrap_or(0)];
         let schedule = if learner.is_iterative() {
             Schedule::new(c.checkpoints.clone())
         } else {
@@ -262,17 +365,32 @@ impl CellProtocol for LabelRankingCell {
             eval_seconds: 0.0,
             last_seconds: 0.0,
         };
-        let solver_seed = derive_seed(cell.seed, &format!("solver/{}", cell.repeat));
         learner
             .fit(&train, &schedule, &mut seeded(solver_seed), &mut ev)
             .map_err(|e| e.to_string())?;
         Ok(CellOutput {
             records: ev.records,
             train_seconds: ev.last_seconds,
+            selection_seconds,
             eval_seconds: ev.eval_seconds,
+            selected_candidate: chosen,
             ..CellOutput::default()
         })
     }
+}
+
+/// A uniform draw of `fraction` of `set`'s rows (at least one, and at least one left) as the
+/// validation part: (fit rows, validation rows), each in row order.
+fn holdout(set: &LabeledSet, fraction: f64, rng: &mut dyad_core::Rng) -> (Vec<usize>, Vec<usize>) {
+    use rand::seq::SliceRandom;
+    let n = set.n();
+    let mut rows: Vec<usize> = (0..n).collect();
+    rows.shuffle(rng);
+    let v = ((n as f64 * fraction).round() as usize).clamp(1.min(n), n.saturating_sub(1));
+    let (mut val, mut fit) = (rows[..v].to_vec(), rows[v..].to_vec());
+    val.sort_unstable();
+    fit.sort_unstable();
+    (fit, val)
 }
 
 /// Ranks every label for every row of each set, off the solver clock.
