@@ -45,6 +45,11 @@ pub struct SolverInstance {
     pub version: u32,
     /// Legend label; grid points append their parameters.
     pub label: String,
+    /// The spec solver's label without the grid point: the series a plot with a grid
+    /// parameter on its x axis draws this instance in.
+    pub series: String,
+    /// This instance's grid point (empty without a grid).
+    pub grid_point: toml::Table,
     /// Resolved parameters as written (the learner is rebuilt from them when run).
     pub params: toml::Value,
     /// Canonical parameters, defaults filled in.
@@ -440,7 +445,7 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
             };
             let base_label = sv.label.clone().unwrap_or_else(|| entry.label.to_string());
             let label = if suffix.is_empty() {
-                base_label
+                base_label.clone()
             } else {
                 format!("{base_label} ({})", suffix.join(", "))
             };
@@ -449,6 +454,8 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
                 family: entry.family,
                 version: entry.version,
                 label,
+                series: base_label,
+                grid_point: point.clone(),
                 params,
                 canonical,
                 fingerprint: fp.clone(),

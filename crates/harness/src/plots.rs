@@ -192,7 +192,46 @@ fn param_panel(
     let plan = res.plan;
     let set = sets.iter().find(|s| *s == "test").unwrap_or(&sets[0]);
     let mut series = Vec::new();
+    // Instances of one spec solver whose grid sets the parameter (LORETA at ranks 10 ...
+    // 400) form one series per data set, in the colour of its first instance.
+    let mut grid_series: Vec<(String, usize, Vec<CurvePoint>)> = Vec::new();
+    let several = plan.datasets.len() > 1;
     for (si, sv) in plan.solvers.iter().enumerate() {
+        let Some(x) = param.iter().find_map(|p| match sv.grid_point.get(p) {
+            Some(toml::Value::Integer(i)) => Some(*i as f64),
+            Some(toml::Value::Float(f)) => Some(*f),
+            _ => None,
+        }) else {
+            continue;
+        };
+        for (di, d) in plan.datasets.iter().enumerate() {
+            let Some(p) = res.point_at(di, si, set, &plot.metric, x) else {
+                continue;
+            };
+            let name = if several {
+                format!("{} ({})", sv.series, d.id)
+            } else {
+                sv.series.clone()
+            };
+            match grid_series.iter_mut().find(|(n, _, _)| *n == name) {
+                Some((_, _, pts)) => pts.push(p),
+                None => grid_series.push((name, si, vec![p])),
+            }
+        }
+    }
+    for (name, si, mut points) in grid_series {
+        points.sort_by(|a, b| a.x.total_cmp(&b.x));
+        series.push(Series {
+            name,
+            color: PALETTE[si % PALETTE.len()],
+            dashed: false,
+            points,
+        });
+    }
+    for (si, sv) in plan.solvers.iter().enumerate() {
+        if param.iter().any(|p| sv.grid_point.contains_key(p)) {
+            continue;
+        }
         let points = res.param_series(si, set, &plot.metric, param);
         if points.is_empty() {
             continue;

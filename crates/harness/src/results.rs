@@ -484,6 +484,29 @@ impl<'a> ExperimentResults<'a> {
             .collect()
     }
 
+    /// A solver instance's point at `x` on one data set: `metric` at the last step over
+    /// repeats (plots whose x axis is a solver grid parameter).
+    pub fn point_at(
+        &self,
+        dataset: usize,
+        solver: usize,
+        set: &str,
+        metric: &str,
+        x: f64,
+    ) -> Option<CurvePoint> {
+        let sel = Selector {
+            dataset: Some(self.plan.datasets[dataset].id.clone()),
+            solver: Some(self.plan.solvers[solver].label.clone()),
+            metric: metric.to_string(),
+            set: set.to_string(),
+            k: None,
+            coord: None,
+            at: At::Last,
+        };
+        let v = self.select(&sel).ok()?;
+        Stat::of(&v).map(|y| CurvePoint { x, y })
+    }
+
     /// One data set's point of [`param_series`](Self::param_series).
     pub fn param_point(
         &self,

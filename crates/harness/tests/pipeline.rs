@@ -1196,3 +1196,38 @@ fn label_rankers_tune_on_a_hold_out_of_the_training_rows() {
         .to_string();
     assert!(e.contains("tuning needs"), "{e}");
 }
+
+#[test]
+fn a_solver_grid_parameter_can_be_the_x_axis() {
+    // OASIS over a grid of C: one series "OASIS" through its grid points; Euclidean (no
+    // grid) is drawn at the data set's `vars` value.
+    let spec = SPEC
+        .replace(
+            "params = { classes = 4, per_class = 12, dim = 200, seed = 5 }",
+            "params = { classes = 4, per_class = 12, dim = 200, seed = 5 }\nvars = { c = 2.0 }",
+        )
+        .replace("params = { c = 0.1 }", "grid = { c = [0.01, 0.1, 1.0] }")
+        .replace("solver = \"oasis\"", "solver = \"OASIS (c=0.1)\"")
+        .replace(
+            "[[plots]]\nid = \"map\"",
+            "[[plots]]\nid = \"by-c\"\ntitle = \"mAP against C\"\nx = \"param\"\nx_param = \"c\"\nmetric = \"map\"\nx_label = \"C\"\ny_label = \"mAP\"\nlog_x = true\n\n[[plots]]\nid = \"map\"",
+        );
+    let f = fixture(&spec);
+    let (plans, s) = plan_and_run(&f.ws, 2);
+    assert!(s.ok(), "{:?}", s.failed);
+    let res = ExperimentResults::load(&plans[0], &f.ws.cache());
+    let plot = &plans[0].spec.spec.plots[0];
+    assert_eq!(plot.id, "by-c");
+    let l = dyad_harness::plots::layout(&res, plot);
+    let names: Vec<String> = l
+        .legend
+        .as_ref()
+        .unwrap()
+        .entries
+        .iter()
+        .map(|e| e.lines.iter().map(|t| t.text.clone()).collect::<String>())
+        .collect();
+    assert_eq!(names, vec!["OASIS".to_string(), "Euclidean".to_string()]);
+    let x = &l.panels[0].x;
+    assert!(x.lo <= 0.01 && x.hi >= 2.0, "{x:?}");
+}
