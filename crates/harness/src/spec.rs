@@ -870,7 +870,7 @@ impl LoadedSpec {
         for sv in &s.solvers {
             let (tune, at) = table_of(&sv.tune, sv.name.span().start);
             for (k, v) in &tune {
-                if !v.is_array() || v.as_array().is_some_and(|a| a.is_empty()) {
+                if !list_or_per_profile_lists(v) {
                     return Err(self.error_at(
                         at,
                         format!("key `solvers.tune.{k}`: values must be non-empty arrays"),
@@ -880,7 +880,7 @@ impl LoadedSpec {
             let (grid, at) = table_of(&sv.grid, sv.name.span().start);
             let (params, _) = table_of(&sv.params, 0);
             for (k, v) in &grid {
-                if !v.is_array() || v.as_array().is_some_and(|a| a.is_empty()) {
+                if !list_or_per_profile_lists(v) {
                     return Err(self.error_at(
                         at,
                         format!("key `solvers.grid.{k}`: grid values must be non-empty arrays"),
@@ -956,6 +956,17 @@ impl LoadedSpec {
             }
         }
         Ok(())
+    }
+}
+
+/// A non-empty array, or `{ quick = [...], paper = [...] }` with both non-empty (grid and
+/// tune values may differ by profile).
+fn list_or_per_profile_lists(v: &toml::Value) -> bool {
+    let list =
+        |v: Option<&toml::Value>| v.and_then(|v| v.as_array()).is_some_and(|a| !a.is_empty());
+    match v.as_table() {
+        Some(t) => t.len() == 2 && list(t.get("quick")) && list(t.get("paper")),
+        None => list(Some(v)),
     }
 }
 
