@@ -10,7 +10,7 @@ dyad := "target/release/dyad"
 
 # Every paper figure and table (or one paper / figure), then the report, at the paper's sizes.
 reproduce target="" profile="paper": build
-    {{dyad}} reproduce {{target}} --profile {{profile}}
+    {{dyad}} reproduce {{target}} --profile {{profile}} --keep-going
     @echo "open results/{{ if profile == "paper" { "report" } else { "report-quick" } }}/index.html"
 
 # The whole test suite (reads real data from $DYAD_DATA_DIR when it is set).
