@@ -176,6 +176,10 @@ impl LowRankModel {
         if let Some(b) = &self.b {
             out.push(("cond_b", Self::condition(b)));
         }
+        // The factors only, (n + m) k floats (A and B; A alone for Y Y^T): never n m. The
+        // LORETA-1 step state adds their pseudo-inverses, as much again.
+        let floats = self.a.len() + self.b.as_ref().map_or(0, |b| b.len());
+        out.push(("model_bytes", (floats * std::mem::size_of::<f64>()) as f64));
         out.extend([
             ("updates", s.updates as f64),
             ("branch_generic", s.branch_generic as f64),
