@@ -197,11 +197,10 @@ fn param_panel(
     let mut grid_series: Vec<(String, usize, Vec<CurvePoint>)> = Vec::new();
     let several = plan.datasets.len() > 1;
     for (si, sv) in plan.solvers.iter().enumerate() {
-        let Some(x) = param.iter().find_map(|p| match sv.grid_point.get(p) {
-            Some(toml::Value::Integer(i)) => Some(*i as f64),
-            Some(toml::Value::Float(f)) => Some(*f),
-            _ => None,
-        }) else {
+        let Some(x) = param
+            .iter()
+            .find_map(|p| sv.grid_point.get(p).and_then(crate::results::number))
+        else {
             continue;
         };
         for (di, d) in plan.datasets.iter().enumerate() {

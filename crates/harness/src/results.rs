@@ -441,11 +441,7 @@ impl<'a> ExperimentResults<'a> {
         if let Some(v) = names.iter().find_map(|p| d.vars.get(p)) {
             return Some(*v);
         }
-        match names.iter().find_map(|p| d.spec_params.get(p))? {
-            toml::Value::Integer(i) => Some(*i as f64),
-            toml::Value::Float(f) => Some(*f),
-            _ => None,
-        }
+        number(names.iter().find_map(|p| d.spec_params.get(p))?)
     }
 
     /// One point per data set: x = the data set's numeric parameter `x_param` (as written
@@ -676,6 +672,15 @@ impl Cols {
                 c("dyad_version", Series::new("".into(), self.dyad_version)),
             ],
         )
+    }
+}
+
+/// A TOML integer or float as `f64` (spec parameters, grid points).
+pub fn number(v: &toml::Value) -> Option<f64> {
+    match v {
+        toml::Value::Integer(i) => Some(*i as f64),
+        toml::Value::Float(f) => Some(*f),
+        _ => None,
     }
 }
 

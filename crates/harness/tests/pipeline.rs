@@ -103,6 +103,15 @@ fn opts(ws: &Workspace, threads: usize, keep_going: bool) -> RunOptions {
     }
 }
 
+/// The error of planning every spec of `ws` at the quick profile (panics if it plans).
+fn plan_error(ws: &Workspace) -> String {
+    let ctx = ws.data_context();
+    match ws.plan(&ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx) {
+        Ok(_) => panic!("the plan was expected to fail"),
+        Err(e) => e.to_string(),
+    }
+}
+
 fn plan_and_run(ws: &Workspace, threads: usize) -> (Vec<dyad_harness::plan::Plan>, RunSummary) {
     let ctx = ws.data_context();
     let plans = ws
@@ -595,13 +604,7 @@ fn tuned_parameters_are_chosen_on_the_hold_out_and_recorded() {
     }
     // Tuning without a hold-out is a spec error.
     let bad = fixture(&SPEC.replace("params = { c = 0.1 }", "tune = { c = [0.1, 1.0] }"));
-    let ctx = bad.ws.data_context();
-    let e = bad
-        .ws
-        .plan(&bad.ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
-        .err()
-        .unwrap()
-        .to_string();
+    let e = plan_error(&bad.ws);
     assert!(e.contains("tuning needs"), "{e}");
 }
 
@@ -1187,13 +1190,7 @@ fn label_rankers_tune_on_a_hold_out_of_the_training_rows() {
     }
     // Without the hold-out table, a tune grid is refused at planning.
     let bad = fixture(&spec.replace("tuning = { validation_fraction = 0.25 }\n", ""));
-    let ctx = bad.ws.data_context();
-    let e = bad
-        .ws
-        .plan(&bad.ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
-        .err()
-        .unwrap()
-        .to_string();
+    let e = plan_error(&bad.ws);
     assert!(e.contains("tuning needs"), "{e}");
 }
 
