@@ -274,7 +274,10 @@ pub fn budget_rank(
 /// A memory budget, when given, is positive (checked without data).
 pub(crate) fn check_memory(who: &str, memory: Option<usize>) -> Result<(), AlgoError> {
     if memory == Some(0) {
-        return Err(AlgoError::Param(format!("{who}: memory must be positive")));
+        return Err(AlgoError::InvalidParam(crate::ParamError::new(
+            "memory",
+            format!("must be positive ({who}), got 0"),
+        )));
     }
     Ok(())
 }
