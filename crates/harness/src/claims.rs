@@ -435,7 +435,7 @@ fn peak_within(
             .iter()
             .position(|x| x.id == *d)
             .ok_or(format!("no data set `{d}`"))?;
-        let curve = res.curve(di, si, &claim.set, &claim.metric, &XAxis::Step);
+        let curve = res.curve(di, si, &claim.set, &claim.metric, &XAxis::Step, claim.k);
         let metric = res.plan.metric(&claim.metric);
         let peak = curve
             .iter()
@@ -466,7 +466,7 @@ fn slope_within(
         .iter()
         .filter_map(|d| {
             let di = res.plan.datasets.iter().position(|x| x.id == *d)?;
-            let p = res.param_point(di, si, &claim.set, &claim.metric, &x_param)?;
+            let p = res.param_point(di, si, &claim.set, &claim.metric, claim.k, &x_param)?;
             Some((p.x, p.y.mean))
         })
         .collect();

@@ -77,7 +77,7 @@ fn panels(res: &ExperimentResults<'_>, plot: &PlotSpec) -> Vec<Panel> {
                     continue;
                 }
                 for (seti, set) in sets.iter().enumerate() {
-                    let points = res.curve(di, si, set, &plot.metric, &plot.x);
+                    let points = res.curve(di, si, set, &plot.metric, &plot.x, plot.k);
                     if points.is_empty() {
                         continue;
                     }
@@ -101,7 +101,7 @@ fn panels(res: &ExperimentResults<'_>, plot: &PlotSpec) -> Vec<Panel> {
             let chance = plot.chance.then(|| {
                 let set = sets.iter().find(|s| *s == "test").unwrap_or(&sets[0]);
                 (0..plan.solvers.len())
-                    .flat_map(|si| res.curve(di, si, set, "chance", &XAxis::Step))
+                    .flat_map(|si| res.curve(di, si, set, "chance", &XAxis::Step, None))
                     .map(|p| p.y.mean)
                     .next()
             });
@@ -204,7 +204,7 @@ fn param_panel(
             continue;
         };
         for (di, d) in plan.datasets.iter().enumerate() {
-            let Some(p) = res.point_at(di, si, set, &plot.metric, x) else {
+            let Some(p) = res.point_at(di, si, set, &plot.metric, plot.k, x) else {
                 continue;
             };
             let name = if several {
@@ -218,6 +218,13 @@ fn param_panel(
             }
         }
     }
+    // The grid's x range, where solvers without the parameter are drawn as levels.
+    let grid_range = grid_series
+        .iter()
+        .flat_map(|(_, _, pts)| pts.iter().map(|p| p.x))
+        .fold(None, |r: Option<(f64, f64)>, x| {
+            Some(r.map_or((x, x), |(lo, hi)| (lo.min(x), hi.max(x))))
+        });
     for (name, si, mut points) in grid_series {
         points.sort_by(|a, b| a.x.total_cmp(&b.x));
         series.push(Series {
@@ -231,8 +238,27 @@ fn param_panel(
         if param.iter().any(|p| sv.grid_point.contains_key(p)) {
             continue;
         }
-        let points = res.param_series(si, set, &plot.metric, param);
+        let points = res.param_series(si, set, &plot.metric, plot.k, param);
         if points.is_empty() {
+            // A solver the parameter does not apply to (OASIS beside AROMA's r sweep): its
+            // final value on each data set, dashed across the grid's range.
+            let Some((lo, hi)) = grid_range else { continue };
+            for (di, d) in plan.datasets.iter().enumerate() {
+                let Some(p) = res.point_at(di, si, set, &plot.metric, plot.k, lo) else {
+                    continue;
+                };
+                let name = if several {
+                    format!("{} ({})", sv.label, d.id)
+                } else {
+                    sv.label.clone()
+                };
+                series.push(Series {
+                    name,
+                    color: PALETTE[si % PALETTE.len()],
+                    dashed: true,
+                    points: vec![p, CurvePoint { x: hi, ..p }],
+                });
+            }
             continue;
         }
         let xy: Vec<(f64, f64)> = points.iter().map(|p| (p.x, p.y.mean)).collect();

@@ -5,11 +5,14 @@
 //! tasks in [`crate::tasks::TASKS`].
 
 use crate::peers::{ItmlMetricLearnParams, LmnnMetricLearnParams, OasisNumpyParams, peer};
+use dyad_algorithms::aroma::{DiagonalAromaConfig, FactoredAromaConfig};
 use dyad_algorithms::baselines::centroid::CentroidConfig;
 use dyad_algorithms::baselines::euclidean::EuclideanConfig;
 use dyad_algorithms::baselines::factored_gd::FactoredGdConfig;
 use dyad_algorithms::baselines::group_perceptron::GroupPerceptronConfig;
+use dyad_algorithms::baselines::hier::HierConfig;
 use dyad_algorithms::baselines::iterative_pa::IterativePaConfig;
+use dyad_algorithms::baselines::itml::ItmlConfig;
 use dyad_algorithms::baselines::lego::LegoConfig;
 use dyad_algorithms::baselines::lmnn::LmnnConfig;
 use dyad_algorithms::baselines::matrix_perceptron::MatrixPerceptronConfig;
@@ -450,6 +453,68 @@ pub static SOLVERS: &[SolverEntry] = &[
             LOOP[1],
         ],
         build: label_ranker::<GroupPerceptronConfig>,
+    },
+    // ---- AROMA (Crammer & Chechik 2012) and its baselines (spec §3) ----
+    SolverEntry {
+        name: "d-aroma",
+        label: "d-AROMA",
+        description: "diagonal AROMA (Algorithm 1): AROW on vec(q p^T) with one variance per entry of W, W0 = 0",
+        family: RANKER,
+        version: 1,
+        sources: &[
+            "algorithms/src/aroma/",
+            "core/src/sampling.rs",
+            LOOP[0],
+            LOOP[1],
+            LOOP[2],
+        ],
+        build: ranker::<DiagonalAromaConfig>,
+    },
+    SolverEntry {
+        name: "f-aroma",
+        label: "f-AROMA",
+        description: "factored AROMA (Algorithm 2): covariance Omega (x) Lambda, W0 = 0, Omega0 = Lambda0 = I",
+        family: RANKER,
+        version: 1,
+        sources: &[
+            "algorithms/src/aroma/",
+            "algorithms/src/linalg.rs",
+            "core/src/sampling.rs",
+            LOOP[0],
+            LOOP[1],
+            LOOP[2],
+        ],
+        build: ranker::<FactoredAromaConfig>,
+    },
+    SolverEntry {
+        name: "itml",
+        label: "ITML",
+        description: "information-theoretic metric learning (Davis et al. 2007), Bregman projections cycling over label pairs; metric-learn's defaults",
+        family: RANKER,
+        version: 1,
+        sources: &[
+            "algorithms/src/baselines/itml.rs",
+            "algorithms/src/metric.rs",
+            "algorithms/src/linalg.rs",
+            LOOP[0],
+            LOOP[1],
+            LOOP[2],
+        ],
+        build: ranker::<ItmlConfig>,
+    },
+    SolverEntry {
+        name: "hier",
+        label: "HIER",
+        description: "hierarchical semantic indexing (Deng et al. 2011): one-vs-all logistic class probabilities compared through a class-tree similarity",
+        family: RANKER,
+        version: 1,
+        sources: &[
+            "algorithms/src/baselines/hier.rs",
+            LOOP[0],
+            LOOP[1],
+            LOOP[2],
+        ],
+        build: ranker::<HierConfig>,
     },
     // Python peers (README "Python peers"): their scripts' sha256 is in their canonical
     // parameters, so editing a script recomputes its cells without a version bump.

@@ -314,6 +314,7 @@ impl<'a> ExperimentResults<'a> {
         set: &str,
         metric: &str,
         x: &XAxis,
+        k: Option<u32>,
     ) -> Vec<CurvePoint> {
         let cells: Vec<&CellResult> = self.cells_of(dataset, solver).collect();
         #[derive(Default)]
@@ -380,7 +381,7 @@ impl<'a> ExperimentResults<'a> {
                     }
                     XAxis::Param => continue,
                     XAxis::Step | XAxis::Seconds => {
-                        if r.k.is_some() {
+                        if r.k != k {
                             continue;
                         }
                         let xv = if *x == XAxis::Seconds {
@@ -452,10 +453,11 @@ impl<'a> ExperimentResults<'a> {
         solver: usize,
         set: &str,
         metric: &str,
+        k: Option<u32>,
         x_param: &[String],
     ) -> Vec<CurvePoint> {
         let mut points: Vec<CurvePoint> = (0..self.plan.datasets.len())
-            .filter_map(|di| self.param_point(di, solver, set, metric, x_param))
+            .filter_map(|di| self.param_point(di, solver, set, metric, k, x_param))
             .collect();
         points.sort_by(|a, b| a.x.total_cmp(&b.x));
         points
@@ -488,6 +490,7 @@ impl<'a> ExperimentResults<'a> {
         solver: usize,
         set: &str,
         metric: &str,
+        k: Option<u32>,
         x: f64,
     ) -> Option<CurvePoint> {
         let sel = Selector {
@@ -495,7 +498,7 @@ impl<'a> ExperimentResults<'a> {
             solver: Some(self.plan.solvers[solver].label.clone()),
             metric: metric.to_string(),
             set: set.to_string(),
-            k: None,
+            k,
             coord: None,
             at: At::Last,
         };
@@ -510,6 +513,7 @@ impl<'a> ExperimentResults<'a> {
         solver: usize,
         set: &str,
         metric: &str,
+        k: Option<u32>,
         x_param: &[String],
     ) -> Option<CurvePoint> {
         let d = &self.plan.datasets[dataset];
@@ -519,7 +523,7 @@ impl<'a> ExperimentResults<'a> {
             solver: Some(self.plan.solvers[solver].label.clone()),
             metric: metric.to_string(),
             set: set.to_string(),
-            k: None,
+            k,
             coord: None,
             at: At::Last,
         };

@@ -233,6 +233,10 @@ pub struct PlotSpec {
     pub x: XAxis,
     /// Metric on the y axis (one the task records, e.g. `"map"`, or a cell pseudo-metric).
     pub metric: String,
+    /// For a metric recorded per k (precision@k): the k drawn when x is not `k` (e.g.
+    /// precision at 10 against steps; needs `precision_at_every_checkpoint` for a trace).
+    #[serde(default)]
+    pub k: Option<u32>,
     /// Sets to draw (default: all evaluated).
     #[serde(default)]
     pub sets: Vec<String>,

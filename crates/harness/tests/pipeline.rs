@@ -788,7 +788,7 @@ fn parameter_axes_fit_power_laws_across_providers() {
     assert_eq!(res.dataset_param("small", &names), Some(12.0));
     let si = res.solvers_named("euclidean")[0];
     let xs: Vec<f64> = res
-        .param_series(si, "test", "map", &names)
+        .param_series(si, "test", "map", None, &names)
         .iter()
         .map(|p| p.x)
         .collect();
@@ -944,6 +944,7 @@ fn the_simulated_human_evaluation_adds_rater_records_to_the_ranking_cell() {
         "human: query at mAP rank 1",
         "precision",
         &dyad_harness::spec::XAxis::K,
+        None,
     );
     assert_eq!(curve.len(), 5);
     assert!(curve.iter().all(|p| p.y.n == 6));
@@ -1110,7 +1111,7 @@ versus_dataset = "twin"
     assert_eq!(res.dataset_param("twin", &rank), Some(30.0));
     let si = res.solvers_named("oasis")[0];
     let xs: Vec<f64> = res
-        .param_series(si, "test", "map", &rank)
+        .param_series(si, "test", "map", None, &rank)
         .iter()
         .map(|p| p.x)
         .collect();
@@ -1227,4 +1228,43 @@ fn a_solver_grid_parameter_can_be_the_x_axis() {
     assert_eq!(names, vec!["OASIS".to_string(), "Euclidean".to_string()]);
     let x = &l.panels[0].x;
     assert!(x.lo <= 0.01 && x.hi >= 2.0, "{x:?}");
+}
+
+#[test]
+fn a_plot_traces_one_k_of_precision_against_steps() {
+    // With `precision_at_every_checkpoint`, precision@k is recorded at every checkpoint; a
+    // step plot with `k` draws that k's trace (and only it), matching the selected records.
+    let spec = SPEC.replace("k_max = 5\n", "k_max = 5\nprecision_at_every_checkpoint = true\n");
+    let f = fixture(&spec);
+    let (plans, s) = plan_and_run(&f.ws, 2);
+    assert!(s.ok(), "{:?}", s.failed);
+    let res = ExperimentResults::load(&plans[0], &f.ws.cache());
+    let si = res.solvers_named("oasis")[0];
+    let step = dyad_harness::spec::XAxis::Step;
+    let p3 = res.curve(0, si, "test", "precision", &step, Some(3));
+    let steps: Vec<f64> = p3.iter().map(|p| p.x).collect();
+    assert_eq!(steps, vec![0.0, 200.0, 400.0]);
+    // Each point is the mean over repeats of the records at that step and k.
+    for p in &p3 {
+        let sel = dyad_harness::spec::Selector {
+            dataset: Some("small".into()),
+            solver: Some("OASIS".into()),
+            metric: "precision".into(),
+            set: "test".into(),
+            k: Some(3),
+            coord: None,
+            at: dyad_harness::spec::At::Step(p.x as u64),
+        };
+        let v = res.select(&sel).unwrap();
+        assert_eq!(v.len(), 2);
+        assert!((p.y.mean - (v[0] + v[1]) / 2.0).abs() < 1e-15);
+    }
+    // Another k is another curve; without k the step plot of precision is empty.
+    let p1 = res.curve(0, si, "test", "precision", &step, Some(1));
+    assert_eq!(p1.len(), 3);
+    assert_ne!(
+        p1.iter().map(|p| p.y.mean).collect::<Vec<_>>(),
+        p3.iter().map(|p| p.y.mean).collect::<Vec<_>>()
+    );
+    assert!(res.curve(0, si, "test", "precision", &step, None).is_empty());
 }

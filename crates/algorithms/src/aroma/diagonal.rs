@@ -190,7 +190,8 @@ impl DiagonalAroma {
         let denom = v + self.r;
         let loss = (1.0 - s).max(0.0);
         let alpha = loss / denom;
-        // Pass 2: both updates from the old Σ.
+        // Pass 2: both updates from the old Σ (one division per round, not per entry).
+        let inv = 1.0 / denom;
         for (&k, &qk) in q.0.iter().zip(q.1) {
             let row = &mut self.cells[k * n..(k + 1) * n];
             for (&l, &pl) in p.0.iter().zip(p.1) {
@@ -198,7 +199,7 @@ impl DiagonalAroma {
                 let c = &mut row[l];
                 let sig = c.sigma;
                 c.w += alpha * (sig * x);
-                c.sigma = sig * (1.0 - sig * (x * x) / denom);
+                c.sigma = sig * (1.0 - sig * (x * x) * inv);
             }
         }
         ArowStep {
@@ -220,7 +221,7 @@ impl Scorer for DiagonalAroma {
     }
 
     /// The confidence of the model and the online rounds behind it: mean and smallest
-    /// variance, and the counts of rounds, updates and mistakes.
+    /// variance, the counts of rounds, updates and mistakes, and the bytes of `W` and `Σ`.
     fn statistics(&self) -> Vec<(&'static str, f64)> {
         let len = self.cells.len().max(1) as f64;
         let mean = self.cells.iter().map(|c| c.sigma).sum::<f64>() / len;
@@ -231,6 +232,11 @@ impl Scorer for DiagonalAroma {
             .fold(f64::INFINITY, f64::min);
         let mut out = vec![("sigma_mean", mean), ("sigma_min", min)];
         out.extend(self.counts.statistics());
+        // W and Σ: two floats per entry.
+        out.push((
+            "model_bytes",
+            std::mem::size_of_val(self.cells.as_slice()) as f64,
+        ));
         out
     }
 }

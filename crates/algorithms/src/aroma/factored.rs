@@ -263,7 +263,8 @@ impl Scorer for FactoredAroma {
     }
 
     /// The confidence of the model and the online rounds behind it: the mean eigenvalue of
-    /// each factor (`tr Λ / m`, `tr Ω / n`) and the counts of rounds, updates and mistakes.
+    /// each factor (`tr Λ / m`, `tr Ω / n`), the counts of rounds, updates and mistakes,
+    /// and the bytes of `W` and the packed factors.
     fn statistics(&self) -> Vec<(&'static str, f64)> {
         let mut out = vec![
             (
@@ -276,6 +277,9 @@ impl Scorer for FactoredAroma {
             ),
         ];
         out.extend(self.counts.statistics());
+        // W (m n) and the packed factors (m (m + 1) / 2 + n (n + 1) / 2).
+        let floats = self.m * self.n + self.m * (self.m + 1) / 2 + self.n * (self.n + 1) / 2;
+        out.push(("model_bytes", (floats * std::mem::size_of::<f64>()) as f64));
         out
     }
 }
