@@ -231,6 +231,12 @@ pub struct ItmlMetricLearnParams {
     pub n_constraints: Option<u32>,
     #[serde(default = "default_prior")]
     pub prior: String,
+    /// `true`: the distance bounds are the 5th / 95th percentiles of *squared* distances of
+    /// 1,000 random pairs of training rows, dyad's ITML definition (the authors' code),
+    /// handed to metric-learn as `bounds`; `false` (default): metric-learn's own, percentiles
+    /// of unsquared distances of all pairs.
+    #[serde(default)]
+    pub squared_bounds: bool,
 }
 
 fn default_gamma() -> f64 {

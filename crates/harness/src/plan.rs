@@ -617,15 +617,40 @@ fn check_names(
             format!("key `{}`: no data set with id \"{n}\"", path.join(".")),
         )
     };
+    // Claims and bands select one instance: a label, or a registry name only one instance
+    // has (two OASIS runs with different budgets must be told apart by label).
+    let matches = |n: &str| {
+        let by_label = solvers.iter().filter(|sv| sv.label == n).count();
+        if by_label > 0 {
+            by_label
+        } else {
+            solvers.iter().filter(|sv| sv.name == n).count()
+        }
+    };
+    let one_solver = |path: &[&str], n: &str| -> Result<(), SpecError> {
+        match matches(n) {
+            0 => Err(bad_solver(path, n)),
+            1 => Ok(()),
+            k => Err(spec.error_at_key(
+                path,
+                format!(
+                    "key `{}`: \"{n}\" names {k} solvers of this spec; name one by its label ({})",
+                    path.join("."),
+                    solvers
+                        .iter()
+                        .filter(|sv| sv.name == n)
+                        .map(|sv| format!("\"{}\"", sv.label))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )),
+        }
+    };
     for (i, c) in s.claims.iter().enumerate() {
         let i = i.to_string();
-        if !solver_ok(&c.solver) {
-            return Err(bad_solver(&["claims", &i, "solver"], &c.solver));
-        }
-        if let Some(v) = &c.versus
-            && !solver_ok(v)
-        {
-            return Err(bad_solver(&["claims", &i, "versus"], v));
+        one_solver(&["claims", &i, "solver"], &c.solver)?;
+        if let Some(v) = &c.versus {
+            one_solver(&["claims", &i, "versus"], v)?;
         }
         if let Some(d) = c.datasets.iter().find(|d| !dataset_ok(d)) {
             return Err(bad_dataset(&["claims", &i, "datasets"], d));
@@ -642,9 +667,7 @@ fn check_names(
     }
     for (i, e) in s.expect.iter().enumerate() {
         let i = i.to_string();
-        if !solver_ok(&e.solver) {
-            return Err(bad_solver(&["expect", &i, "solver"], &e.solver));
-        }
+        one_solver(&["expect", &i, "solver"], &e.solver)?;
         if !dataset_ok(&e.dataset) {
             return Err(bad_dataset(&["expect", &i, "dataset"], &e.dataset));
         }

@@ -643,6 +643,15 @@ fn claim_kinds_judge_margins_and_closeness() {
     // strict `greater` is not distinguishable (no difference at all), `greater` with a margin
     // holds; OASIS and Euclidean differ.
     let spec = SPEC
+        // Two OASIS instances: the base claim and band name theirs by label.
+        .replace(
+            "solver = \"oasis\"\nversus = \"euclidean\"",
+            "solver = \"OASIS\"\nversus = \"euclidean\"",
+        )
+        .replace(
+            "dataset = \"small\"\nsolver = \"oasis\"",
+            "dataset = \"small\"\nsolver = \"OASIS\"",
+        )
         .replace(
             "[[solvers]]\nname = \"euclidean\"",
             "[[solvers]]\nname = \"euclidean\"\n\n[[solvers]]\nname = \"oasis\"\nlabel = \"twin\"\nparams = { c = 0.1 }",
@@ -1234,7 +1243,10 @@ fn a_solver_grid_parameter_can_be_the_x_axis() {
 fn a_plot_traces_one_k_of_precision_against_steps() {
     // With `precision_at_every_checkpoint`, precision@k is recorded at every checkpoint; a
     // step plot with `k` draws that k's trace (and only it), matching the selected records.
-    let spec = SPEC.replace("k_max = 5\n", "k_max = 5\nprecision_at_every_checkpoint = true\n");
+    let spec = SPEC.replace(
+        "k_max = 5\n",
+        "k_max = 5\nprecision_at_every_checkpoint = true\n",
+    );
     let f = fixture(&spec);
     let (plans, s) = plan_and_run(&f.ws, 2);
     assert!(s.ok(), "{:?}", s.failed);
@@ -1266,5 +1278,57 @@ fn a_plot_traces_one_k_of_precision_against_steps() {
         p1.iter().map(|p| p.y.mean).collect::<Vec<_>>(),
         p3.iter().map(|p| p.y.mean).collect::<Vec<_>>()
     );
-    assert!(res.curve(0, si, "test", "precision", &step, None).is_empty());
+    assert!(
+        res.curve(0, si, "test", "precision", &step, None)
+            .is_empty()
+    );
+}
+
+#[test]
+fn a_claim_naming_a_solver_two_instances_share_is_refused_at_planning() {
+    // Two OASIS runs (different budgets) share the registry name: a claim must pick one by
+    // label, else its verdict would be "not comparable" at report time.
+    let spec = SPEC.replace(
+        "[[solvers]]\nname = \"euclidean\"",
+        "[[solvers]]\nname = \"oasis\"\nlabel = \"OASIS long\"\nparams = { c = 0.1 }\n\n[[solvers]]\nname = \"euclidean\"",
+    );
+    let f = fixture(&spec);
+    let err = f.ws.select_specs(&[]).err().map(|e| e.to_string());
+    let err = match err {
+        Some(e) => e,
+        None => {
+            let ctx = f.ws.data_context();
+            f.ws.plan(&f.ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
+                .err()
+                .unwrap()
+                .to_string()
+        }
+    };
+    assert!(
+        err.contains("claims.0.solver")
+            && err.contains("names 2 solvers")
+            && err.contains("OASIS long"),
+        "{err}"
+    );
+    // Named by label, the same claim plans.
+    let ok = fixture(
+        &spec
+            .replace(
+                "solver = \"oasis\"\nversus = \"euclidean\"",
+                "solver = \"OASIS long\"\nversus = \"euclidean\"",
+            )
+            .replace(
+                "dataset = \"small\"\nsolver = \"oasis\"",
+                "dataset = \"small\"\nsolver = \"OASIS long\"",
+            ),
+    );
+    let ctx = ok.ws.data_context();
+    let planned = ok
+        .ws
+        .plan(&ok.ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx);
+    assert!(
+        planned.is_ok(),
+        "{:?}",
+        planned.err().map(|e| e.to_string())
+    );
 }
