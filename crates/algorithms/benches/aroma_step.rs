@@ -10,6 +10,11 @@
 //!   20,000 (d-AROMA) or 2,000 (f-AROMA) warm-up rounds; the fraction of rounds that update
 //!   there is printed.
 //!
+//! * `f_aroma_bound/...`: the memory traffic an updating f-AROMA round cannot avoid at
+//!   d = 1,000, as a floor to judge the round against: one read-modify-write sweep over the
+//!   packed factors Λ and Ω (`omega+lambda`, the "time to stream Ω and Λ once"), and
+//!   over W as well (`w+omega+lambda`: the round also adds a dense rank-one term to W).
+//!
 //! The state is written in full before timing (no page faults of fresh allocations).
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
@@ -169,5 +174,46 @@ fn f_aroma(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, d_aroma, f_aroma);
+/// One read-modify-write sweep over each buffer (a scaled rank-one-like update of its
+/// entries), the floor of an updating round's memory traffic.
+fn f_aroma_bound(c: &mut Criterion) {
+    let d = 1000usize;
+    let packed = d * (d + 1) / 2;
+    let mut w = vec![0.5f64; d * d];
+    let mut lambda = vec![0.25f64; packed];
+    let mut omega = vec![0.25f64; packed];
+    let u: Vec<f64> = (0..d).map(|i| 1.0 / (1.0 + i as f64)).collect();
+    let mut group = c.benchmark_group("f_aroma_bound");
+    group.throughput(Throughput::Elements(1));
+    group.sample_size(20);
+    fn sweep(buf: &mut [f64], u: &[f64], a: f64) {
+        for (row, chunk) in buf.chunks_mut(u.len()).enumerate() {
+            let s = a * u[row % u.len()];
+            for (x, &v) in chunk.iter_mut().zip(u) {
+                *x -= s * v;
+            }
+        }
+    }
+    let mut a = 1e-9;
+    group.bench_function(BenchmarkId::new("d=1000", "omega+lambda"), |b| {
+        b.iter(|| {
+            a = -a;
+            sweep(&mut lambda, &u, a);
+            sweep(&mut omega, &u, a);
+            black_box((lambda[0], omega[0]))
+        })
+    });
+    group.bench_function(BenchmarkId::new("d=1000", "w+omega+lambda"), |b| {
+        b.iter(|| {
+            a = -a;
+            sweep(&mut w, &u, a);
+            sweep(&mut lambda, &u, a);
+            sweep(&mut omega, &u, a);
+            black_box((w[0], lambda[0], omega[0]))
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, d_aroma, f_aroma, f_aroma_bound);
 criterion_main!(benches);
