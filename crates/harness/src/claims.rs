@@ -460,8 +460,11 @@ fn slope_within(
     datasets: &[&str],
 ) -> Result<(Verdict, String), String> {
     let [lo, hi] = claim.range.unwrap_or([f64::NEG_INFINITY, f64::INFINITY]);
-    let si = one_solver(res, &claim.solver)?;
     let x_param = claim.x_param.clone().unwrap_or_default();
+    if let Some(grid) = grid_instances(res, &claim.solver, &x_param) {
+        return grid_slope(res, claim, datasets, &grid, [lo, hi], &x_param);
+    }
+    let si = one_solver(res, &claim.solver)?;
     let mut points: Vec<(f64, f64)> = datasets
         .iter()
         .filter_map(|d| {
@@ -504,6 +507,90 @@ fn slope_within(
              last checkpoint, and not only at the largest x, so the exponent is not bounded"
         )),
     }
+}
+
+/// The instances `name` selects (a grid's series label, or a registry name), with their value of `x_param`, when they are the points of
+/// a solver grid over that parameter (e.g. LORETA at ranks 10 ... 100): `None` otherwise.
+pub fn grid_instances(
+    res: &ExperimentResults<'_>,
+    name: &str,
+    x_param: &[String],
+) -> Option<Vec<(usize, f64)>> {
+    // The grid's series label (the spec solver's label), else the registry name.
+    let by_series: Vec<usize> = (0..res.plan.solvers.len())
+        .filter(|&i| res.plan.solvers[i].series == name)
+        .collect();
+    let instances = if by_series.len() > 1 {
+        by_series
+    } else {
+        res.solvers_named(name)
+    };
+    if instances.len() < 2 {
+        return None;
+    }
+    instances
+        .iter()
+        .map(|&si| {
+            let gp = &res.plan.solvers[si].grid_point;
+            x_param
+                .iter()
+                .find_map(|p| gp.get(p).and_then(crate::results::number))
+                .map(|x| (si, x))
+        })
+        .collect()
+}
+
+/// `slope-within` over a solver grid: on each data set, fit `metric = a x^b` through the
+/// grid's points (x = the instance's grid value, y = its final mean); every exponent must
+/// lie in the range.
+fn grid_slope(
+    res: &ExperimentResults<'_>,
+    claim: &Claim,
+    datasets: &[&str],
+    grid: &[(usize, f64)],
+    [lo, hi]: [f64; 2],
+    x_param: &[String],
+) -> Result<(Verdict, String), String> {
+    let mut ok = true;
+    let mut parts = Vec::new();
+    for d in datasets {
+        let Some(di) = res.plan.datasets.iter().position(|x| x.id == *d) else {
+            continue;
+        };
+        let mut points: Vec<(f64, f64)> = grid
+            .iter()
+            .filter_map(|&(si, x)| {
+                res.point_at(di, si, &claim.set, &claim.metric, claim.k, x)
+                    .map(|p| (p.x, p.y.mean))
+            })
+            .collect();
+        if points.is_empty() {
+            // The grid does not run on this data set (`datasets = [...]`).
+            continue;
+        }
+        points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let (_, b) = crate::plots::power_fit(&points).ok_or(format!(
+            "{d}: fewer than two positive points of `{}` against {}",
+            claim.metric,
+            x_param.join("/")
+        ))?;
+        ok &= (lo..=hi).contains(&b);
+        let listed: Vec<String> = points
+            .iter()
+            .map(|(x, y)| format!("{x} -> {}", num(*y)))
+            .collect();
+        parts.push(format!(
+            "{d}: fitted exponent {b:.2} over {}",
+            listed.join(", ")
+        ));
+    }
+    if parts.is_empty() {
+        return Err("no data set holds the grid's cells".into());
+    }
+    Ok((
+        verdict_of(ok),
+        format!("{} (range {lo}..{hi})", parts.join("; ")),
+    ))
 }
 
 #[cfg(test)]

@@ -592,7 +592,11 @@ fn check_names(
     solvers: &[SolverInstance],
 ) -> Result<(), SpecError> {
     let s = &spec.spec;
-    let solver_ok = |n: &str| solvers.iter().any(|sv| sv.label == n || sv.name == n);
+    let solver_ok = |n: &str| {
+        solvers
+            .iter()
+            .any(|sv| sv.label == n || sv.name == n || sv.series == n)
+    };
     let dataset_ok = |n: &str| datasets.iter().any(|d| d.id == n);
     let known_solvers = || {
         solvers
@@ -646,9 +650,25 @@ fn check_names(
             )),
         }
     };
+    // A slope over a solver grid parameter names the grid's instances together.
+    let grid_over = |n: &str, x: &Option<Vec<String>>| {
+        let names = x.as_deref().unwrap_or_default();
+        let by_series: Vec<&SolverInstance> = solvers.iter().filter(|sv| sv.series == n).collect();
+        let of_name: Vec<&SolverInstance> = if by_series.len() > 1 {
+            by_series
+        } else {
+            solvers.iter().filter(|sv| sv.name == n).collect()
+        };
+        of_name.len() > 1
+            && of_name
+                .iter()
+                .all(|sv| names.iter().any(|p| sv.grid_point.contains_key(p)))
+    };
     for (i, c) in s.claims.iter().enumerate() {
         let i = i.to_string();
-        one_solver(&["claims", &i, "solver"], &c.solver)?;
+        if !(c.kind == crate::spec::ClaimKind::SlopeWithin && grid_over(&c.solver, &c.x_param)) {
+            one_solver(&["claims", &i, "solver"], &c.solver)?;
+        }
         if let Some(v) = &c.versus {
             one_solver(&["claims", &i, "versus"], v)?;
         }

@@ -196,7 +196,18 @@ fn param_panel(
     // 400) form one series per data set, in the colour of its first instance.
     let mut grid_series: Vec<(String, usize, Vec<CurvePoint>)> = Vec::new();
     let several = plan.datasets.len() > 1;
+    // The plot's `solvers` (labels, registry names or a grid's series label), else all.
+    let drawn = |sv: &crate::plan::SolverInstance| {
+        plot.solvers.is_empty()
+            || plot
+                .solvers
+                .iter()
+                .any(|s| *s == sv.label || s == sv.name || *s == sv.series)
+    };
     for (si, sv) in plan.solvers.iter().enumerate() {
+        if !drawn(sv) {
+            continue;
+        }
         let Some(x) = param
             .iter()
             .find_map(|p| sv.grid_point.get(p).and_then(crate::results::number))
@@ -235,7 +246,7 @@ fn param_panel(
         });
     }
     for (si, sv) in plan.solvers.iter().enumerate() {
-        if param.iter().any(|p| sv.grid_point.contains_key(p)) {
+        if !drawn(sv) || param.iter().any(|p| sv.grid_point.contains_key(p)) {
             continue;
         }
         let points = res.param_series(si, set, &plot.metric, plot.k, param);

@@ -240,7 +240,8 @@ pub struct PlotSpec {
     /// Sets to draw (default: all evaluated).
     #[serde(default)]
     pub sets: Vec<String>,
-    /// Solvers to draw, by label or registry name (default: all).
+    /// Solvers to draw, by label, registry name or a grid's series label (the spec solver's
+    /// label without the grid point) (default: all).
     #[serde(default)]
     pub solvers: Vec<String>,
     pub x_label: String,

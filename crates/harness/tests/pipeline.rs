@@ -1332,3 +1332,58 @@ fn a_claim_naming_a_solver_two_instances_share_is_refused_at_planning() {
         planned.err().map(|e| e.to_string())
     );
 }
+
+#[test]
+fn a_slope_claim_fits_over_a_solver_grid_parameter() {
+    // OASIS at C = 0.01, 0.1, 1: `slope-within` over the grid's `c` fits map = a c^b through
+    // the three instances' final means (the LORETA per-step cost against the rank k).
+    let spec = SPEC
+        .replace(
+            "name = \"oasis\"\nparams = { c = 0.1 }",
+            "name = \"oasis\"\ngrid = { c = [0.01, 0.1, 1.0] }",
+        )
+        .replace(
+            "[[claims]]\nid = \"c1\"",
+            "[[claims]]\nid = \"wide\"\ntext = \"flat enough\"\nkind = \"slope-within\"\nmetric = \"map\"\nsolver = \"OASIS\"\nx_param = \"c\"\nrange = [-10.0, 10.0]\n\n[[claims]]\nid = \"narrow\"\ntext = \"impossible\"\nkind = \"slope-within\"\nmetric = \"map\"\nsolver = \"OASIS\"\nx_param = \"c\"\nrange = [5.0, 6.0]\n\n[[claims]]\nid = \"c1\"",
+        )
+        .replace("solver = \"oasis\"\nversus", "solver = \"OASIS (c=0.1)\"\nversus")
+        .replace(
+            "dataset = \"small\"\nsolver = \"oasis\"",
+            "dataset = \"small\"\nsolver = \"OASIS (c=0.1)\"",
+        );
+    let f = fixture(&spec);
+    let (plans, s) = plan_and_run(&f.ws, 2);
+    assert!(s.ok(), "{:?}", s.failed);
+    let res = ExperimentResults::load(&plans[0], &f.ws.cache());
+    let claim = |id: &str| {
+        let c = plans[0]
+            .spec
+            .spec
+            .claims
+            .iter()
+            .find(|c| c.id == id)
+            .unwrap();
+        dyad_harness::claims::judge(&res, c)
+    };
+    use dyad_harness::claims::Verdict;
+    let wide = claim("wide");
+    assert_eq!(wide.verdict, Verdict::Holds, "{}", wide.detail);
+    // The exponent reported is the power fit of the three grid points.
+    let pts: Vec<(f64, f64)> = [(0.01, "0.01"), (0.1, "0.1"), (1.0, "1.0")]
+        .iter()
+        .map(|&(c, label)| {
+            let si = res.solvers_named(&format!("OASIS (c={label})"))[0];
+            (
+                c,
+                res.point_at(0, si, "test", "map", None, c).unwrap().y.mean,
+            )
+        })
+        .collect();
+    let (_, b) = dyad_harness::plots::power_fit(&pts).unwrap();
+    assert!(
+        wide.detail.contains(&format!("fitted exponent {b:.2}")),
+        "{}",
+        wide.detail
+    );
+    assert_eq!(claim("narrow").verdict, Verdict::DoesNotHold);
+}
