@@ -12,8 +12,12 @@ per step, by the generic loop of [JMLR] Algorithm 1:
     W    <- manifold.retraction(W, -eta xi)      Pymanopt's retraction (QR of the tangent
                                                  factors, SVD of a 2k x 2k core, truncation)
 
-Z is handed to Pymanopt factored, as its (U, S, V) ambient form (d x 1, 1 x 1, d x 1), so the
-projection costs O(dk) and never forms d x d; the retraction costs O(dk^2). No autodiff backend:
+Z is handed to Pymanopt as a scipy.sparse d x d matrix with nnz(q) nnz(p+ - p-) entries, which
+its projection multiplies like any array (Z v, Z^T u: O(nnz k)); the rest of the projection
+and the retraction cost O(dk^2). Not as the (U, S, V) ambient form Pymanopt also accepts:
+Pymanopt 2.2.1 evaluates that as U @ S @ V.T @ X from the left, which forms the dense d x d
+product (about 1 s a step at d = 10^4, a cost of that code path, not of the method). No
+autodiff backend:
 Pymanopt's `euclidean_to_riemannian_gradient` wants the gradient with respect to (u, s, vt) and
 divides by s_j^2 - s_i^2, which is singular at the truncated identity (all s = 1); the
 projection of the ambient gradient is the same Riemannian gradient without that singularity.
@@ -28,6 +32,7 @@ clock inside the loop. Parameters: `rank` (k), `eta`. The model goes back as its
 import dyadpeer  # first: pins BLAS to one thread before NumPy loads
 
 import numpy as np
+import scipy.sparse
 from pymanopt.manifolds import FixedRankEmbedded
 
 
@@ -49,9 +54,6 @@ def main():
     manifold = FixedRankEmbedded(d, d, k)
     u, s, vt = np.eye(d, k), np.ones(k), np.eye(k, d)
     point = (u, s, vt)
-    one = np.ones((1, 1))
-    g1 = np.zeros((d, 1))
-    g2 = np.zeros((d, 1))
 
     def row(i):
         lo, hi = indptr[i], indptr[i + 1]
@@ -80,12 +82,17 @@ def main():
         if not np.isfinite(loss):
             raise FloatingPointError(f"non-finite loss {loss} at step {step}")
         if loss > 0.0:
-            g1[q_idx, 0] = -q_val
-            g2[diff_idx, 0] = diff_val
-            xi = manifold.projection(point, (g1, one, g2))
+            # The Euclidean gradient -q (p+ - p-)^T, sparse.
+            z = scipy.sparse.csr_matrix(
+                (
+                    np.outer(-q_val, diff_val).ravel(),
+                    np.tile(diff_idx, len(q_idx)),
+                    np.concatenate(([0], np.cumsum(np.bincount(q_idx, minlength=d)) * len(diff_idx))),
+                ),
+                shape=(d, d),
+            )
+            xi = manifold.projection(point, z)
             point = manifold.retraction(point, -eta * xi)
-            g1[q_idx, 0] = 0.0
-            g2[diff_idx, 0] = 0.0
             if not all(np.all(np.isfinite(x)) for x in point):
                 raise FloatingPointError(f"non-finite model after step {step}")
         if step == checkpoints[nxt]:
