@@ -13,9 +13,11 @@ dyad runs `python peers/<script>.py DIR` in the peers' virtual environment, with
                    (triplet learners only)
 
 The script writes, under DIR/out/, one model per checkpoint (a d x d float64 .npy: `W` of a
-bilinear similarity p^T W q, or `M` of a Mahalanobis distance) and, last, report.json:
+bilinear similarity p^T W q, or `M` of a Mahalanobis distance; or, for kind "lowrank", the
+two factors of W = A B^T, each a d x k float64 .npy, `file` holding A and `file_b` B, so a
+rank-k model never travels as d x d) and, last, report.json:
 
-  {"protocol": 1, "kind": "bilinear" | "mahalanobis",
+  {"protocol": 1, "kind": "bilinear" | "mahalanobis" | "lowrank",
    "checkpoints": [{"step": s, "seconds": t, "file": "model_<s>.npy"}, ...]}
 
 with one entry per requested checkpoint, in order; `seconds` is the script's own training
@@ -43,7 +45,7 @@ import numpy as np  # noqa: E402
 import scipy.sparse  # noqa: E402
 
 PROTOCOL = 1
-KINDS = ("bilinear", "mahalanobis")
+KINDS = ("bilinear", "mahalanobis", "lowrank")
 
 
 class Clock:
@@ -104,11 +106,22 @@ class Run:
         return self.seed % (2**32)
 
     def report(self, step, model):
-        """Write the model after `step` steps, off the clock."""
+        """Write the model after `step` steps, off the clock: a matrix, or for kind "lowrank"
+        the pair of factors (A, B) of W = A B^T."""
         seconds = self.clock.pause()
-        name = f"model_{int(step)}.npy"
-        np.save(os.path.join(self.out, name), np.ascontiguousarray(model, dtype=np.float64))
-        self._reported.append({"step": int(step), "seconds": seconds, "file": name})
+        save = lambda name, m: np.save(  # noqa: E731
+            os.path.join(self.out, name), np.ascontiguousarray(m, dtype=np.float64)
+        )
+        entry = {"step": int(step), "seconds": seconds}
+        if self.kind == "lowrank":
+            a, b = model
+            entry["file"], entry["file_b"] = f"model_{int(step)}_a.npy", f"model_{int(step)}_b.npy"
+            save(entry["file"], a)
+            save(entry["file_b"], b)
+        else:
+            entry["file"] = f"model_{int(step)}.npy"
+            save(entry["file"], model)
+        self._reported.append(entry)
         self.clock.start()
 
     def finish(self):

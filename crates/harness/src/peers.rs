@@ -4,8 +4,9 @@
 //! A peer is a [`Ranker`] whose `fit` writes the training rows and everything the learner
 //! needs to a temporary directory, runs `python peers/<script>.py DIR` in the peers' virtual
 //! environment, and reads back the model the script wrote at each checkpoint, which it hands
-//! to the observer as a dyad model ([`BilinearModel`] for `W`, [`Mahalanobis`] for `M`) with
-//! the script's own training clock. The protocol (files, formats, the report) is documented
+//! to the observer as a dyad model ([`BilinearModel`] for `W`, [`Mahalanobis`] for `M`,
+//! [`LowRankModel`] for the factors `A`, `B` of `W = A B^T`, which travel as two `d x k`
+//! arrays, never as `d x d`) with the script's own training clock. The protocol (files, formats, the report) is documented
 //! once, in `peers/dyadpeer.py`, the helper every script uses.
 //!
 //! Triplet learners receive the exact triplets dyad's OASIS would draw from the same
@@ -22,6 +23,7 @@
 pub mod npy;
 
 use crate::registry::{BuiltSolver, typed};
+use dyad_algorithms::loreta::LowRankModel;
 use dyad_algorithms::metric::Mahalanobis;
 use dyad_algorithms::oasis::BilinearModel;
 use dyad_algorithms::params::{self, Checked, ParamError};
@@ -63,6 +65,8 @@ pub enum PeerModel {
     Bilinear,
     /// `M` of the Mahalanobis similarity `-(p-q)^T M (p-q)` ([`Mahalanobis`]).
     Mahalanobis,
+    /// The factors `A`, `B` (`d x k` each) of the bilinear `W = A B^T` ([`LowRankModel`]).
+    LowRank,
 }
 
 impl PeerModel {
@@ -70,6 +74,7 @@ impl PeerModel {
         match self {
             PeerModel::Bilinear => "bilinear",
             PeerModel::Mahalanobis => "mahalanobis",
+            PeerModel::LowRank => "lowrank",
         }
     }
 }
@@ -115,6 +120,25 @@ pub static ITML_METRIC_LEARN: PeerScript = PeerScript {
     iterative: false,
 };
 
+/// `py:loreta-numpy`: plain NumPy LORETA-1 (Algorithms 4 and 7) on dyad's triplets.
+pub static LORETA_NUMPY: PeerScript = PeerScript {
+    name: "py:loreta-numpy",
+    script: "loreta_numpy.py",
+    model: PeerModel::LowRank,
+    triplets: true,
+    iterative: true,
+};
+
+/// `py:loreta-pymanopt`: online Riemannian SGD on Pymanopt's fixed-rank manifold (its
+/// projection and retraction) on dyad's triplets.
+pub static LORETA_PYMANOPT: PeerScript = PeerScript {
+    name: "py:loreta-pymanopt",
+    script: "loreta_pymanopt.py",
+    model: PeerModel::LowRank,
+    triplets: true,
+    iterative: true,
+};
+
 /// The parameters of one peer, as a spec writes them (typed, defaults filled in, checked).
 pub trait PeerParams: Checked + Serialize + DeserializeOwned + 'static {
     const SCRIPT: &'static PeerScript;
@@ -141,6 +165,67 @@ impl Checked for OasisNumpyParams {
 
 impl PeerParams for OasisNumpyParams {
     const SCRIPT: &'static PeerScript = &OASIS_NUMPY;
+}
+
+/// The parameters of the LORETA peers (`py:loreta-numpy`, `py:loreta-pymanopt`): the rank
+/// and the constant step size, with the defaults of dyad's `loreta`; both start from the
+/// truncated identity `[I_k; 0]` (dyad's `init = "identity"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoretaPeerParams {
+    /// Rank `k` of `W` (10, as dyad's `loreta`); must be below the number of features (the
+    /// script checks it against the data).
+    #[serde(default = "default_rank")]
+    pub rank: usize,
+    /// Step size `eta` (0.1, as dyad's `loreta`).
+    #[serde(default = "default_eta")]
+    pub eta: f64,
+}
+
+fn default_rank() -> usize {
+    10
+}
+fn default_eta() -> f64 {
+    0.1
+}
+
+impl Checked for LoretaPeerParams {
+    fn check(&self) -> Result<(), ParamError> {
+        if self.rank == 0 {
+            return Err(ParamError::new("rank", "must be at least 1, got 0"));
+        }
+        params::positive("eta", self.eta)
+    }
+}
+
+/// `py:loreta-numpy`'s parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct LoretaNumpyParams(pub LoretaPeerParams);
+
+impl Checked for LoretaNumpyParams {
+    fn check(&self) -> Result<(), ParamError> {
+        self.0.check()
+    }
+}
+
+impl PeerParams for LoretaNumpyParams {
+    const SCRIPT: &'static PeerScript = &LORETA_NUMPY;
+}
+
+/// `py:loreta-pymanopt`'s parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct LoretaPymanoptParams(pub LoretaPeerParams);
+
+impl Checked for LoretaPymanoptParams {
+    fn check(&self) -> Result<(), ParamError> {
+        self.0.check()
+    }
+}
+
+impl PeerParams for LoretaPymanoptParams {
+    const SCRIPT: &'static PeerScript = &LORETA_PYMANOPT;
 }
 
 /// `py:lmnn-metric-learn`'s parameters: metric-learn's `LMNN` names and defaults.
@@ -458,6 +543,24 @@ pub fn peer_in<P: PeerParams>(v: toml::Value, env: &PeerEnv) -> Result<BuiltSolv
     ))
 }
 
+/// A model a script reported: a `d x d` matrix (`W` or `M`), or the factors `A`, `B`
+/// (`d x k` each) of `W = A B^T`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PeerMatrix {
+    Square(Array2<f64>),
+    Factors(Array2<f64>, Array2<f64>),
+}
+
+impl PeerMatrix {
+    /// The `d x d` matrix (`A B^T` for factors: `O(d^2)` memory, for tests and small `d`).
+    pub fn dense(&self) -> Array2<f64> {
+        match self {
+            PeerMatrix::Square(m) => m.clone(),
+            PeerMatrix::Factors(a, b) => a.dot(&b.t()),
+        }
+    }
+}
+
 /// Hashes of the files a peer's results depend on besides its parameters.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 struct PeerFiles {
@@ -526,13 +629,29 @@ impl PeerRanker {
     }
 
     /// Run the script on `train` for `schedule` (drawing triplets and the seed from `rng`)
-    /// and return what it reported: `(step, seconds, matrix)` per checkpoint, in order.
+    /// and return what it reported as dense matrices: `(step, seconds, matrix)` per
+    /// checkpoint, in order (a low-rank model as `A B^T`: tests and small `d` only).
     pub fn run_script(
         &self,
         train: &LabeledSet,
         schedule: &Schedule,
         rng: &mut Rng,
     ) -> Result<Vec<(u64, f64, Array2<f64>)>, AlgoError> {
+        Ok(self
+            .run_models(train, schedule, rng)?
+            .into_iter()
+            .map(|(step, seconds, m)| (step, seconds, m.dense()))
+            .collect())
+    }
+
+    /// Run the script on `train` for `schedule` (drawing triplets and the seed from `rng`)
+    /// and return what it reported: `(step, seconds, model)` per checkpoint, in order.
+    pub fn run_models(
+        &self,
+        train: &LabeledSet,
+        schedule: &Schedule,
+        rng: &mut Rng,
+    ) -> Result<Vec<(u64, f64, PeerMatrix)>, AlgoError> {
         let fail = |msg: String| AlgoError::External(msg);
         let steps: Vec<u64> = if self.script.iterative {
             schedule.steps().to_vec()
@@ -664,7 +783,7 @@ impl PeerRanker {
         dir: &Path,
         steps: &[u64],
         d: usize,
-    ) -> Result<Vec<(u64, f64, Array2<f64>)>, String> {
+    ) -> Result<Vec<(u64, f64, PeerMatrix)>, String> {
         #[derive(Deserialize)]
         struct Report {
             protocol: u32,
@@ -676,6 +795,9 @@ impl PeerRanker {
             step: u64,
             seconds: f64,
             file: String,
+            /// `B` of a low-rank model (`file` is `A`).
+            #[serde(default)]
+            file_b: Option<String>,
         }
         let out = dir.join("out");
         let text = std::fs::read_to_string(out.join("report.json"))
@@ -711,34 +833,66 @@ impl PeerRanker {
                 ));
             }
             last_seconds = c.seconds;
-            if c.file.contains(['/', '\\']) || c.file.starts_with('.') {
-                return Err(format!(
-                    "step {}: model file {:?} outside out/",
-                    c.step, c.file
-                ));
-            }
-            let path = out.join(&c.file);
-            let a = npy::read_f64(&path)?;
-            if a.shape != [d, d] {
-                return Err(format!(
-                    "step {}: model of shape {:?}, expected [{d}, {d}]",
-                    c.step, a.shape
-                ));
-            }
-            if a.values.iter().any(|v| !v.is_finite()) {
-                return Err(format!("step {}: model has non-finite entries", c.step));
-            }
-            // Models are read one at a time and removed: the directory never holds them all.
-            let _ = std::fs::remove_file(&path);
-            let m = Array2::from_shape_vec((d, d), a.values).expect("shape checked");
+            // One matrix: `d` rows and `cols` columns (any positive number when `None`).
+            let read = |file: &str, cols: Option<usize>| -> Result<Array2<f64>, String> {
+                if file.contains(['/', '\\']) || file.starts_with('.') {
+                    return Err(format!("step {}: model file {file:?} outside out/", c.step));
+                }
+                let path = out.join(file);
+                let a = npy::read_f64(&path)?;
+                let ok = match (a.shape.as_slice(), cols) {
+                    ([r, c], Some(want)) => *r == d && *c == want,
+                    ([r, c], None) => *r == d && *c > 0,
+                    _ => false,
+                };
+                if !ok {
+                    let want = cols.map_or("k".into(), |c| c.to_string());
+                    return Err(format!(
+                        "step {}: model {file} of shape {:?}, expected [{d}, {want}]",
+                        c.step, a.shape
+                    ));
+                }
+                if a.values.iter().any(|v| !v.is_finite()) {
+                    return Err(format!(
+                        "step {}: model {file} has non-finite entries",
+                        c.step
+                    ));
+                }
+                // Models are read one at a time and removed: the directory never holds
+                // them all.
+                let _ = std::fs::remove_file(&path);
+                let cols = a.shape[1];
+                Ok(Array2::from_shape_vec((d, cols), a.values).expect("shape checked"))
+            };
+            let m = match self.script.model {
+                PeerModel::Bilinear | PeerModel::Mahalanobis => {
+                    PeerMatrix::Square(read(&c.file, Some(d))?)
+                }
+                PeerModel::LowRank => {
+                    let Some(file_b) = &c.file_b else {
+                        return Err(format!(
+                            "step {}: a low-rank model needs `file_b` (the factor B)",
+                            c.step
+                        ));
+                    };
+                    let a = read(&c.file, None)?;
+                    let b = read(file_b, Some(a.ncols()))?;
+                    PeerMatrix::Factors(a, b)
+                }
+            };
             models.push((c.step, c.seconds, m));
         }
         Ok(models)
     }
 
     /// The dyad model of a script's matrix.
-    fn model(&self, m: Array2<f64>) -> Result<Box<dyn Scorer>, String> {
+    fn model(&self, m: PeerMatrix) -> Result<Box<dyn Scorer>, String> {
+        let m = match m {
+            PeerMatrix::Factors(a, b) => return Ok(Box::new(LowRankModel::new(a, b))),
+            PeerMatrix::Square(m) => m,
+        };
         Ok(match self.script.model {
+            PeerModel::LowRank => return Err("a low-rank peer reported a d x d matrix".into()),
             PeerModel::Bilinear => Box::new(BilinearModel::from_matrix(m)),
             PeerModel::Mahalanobis => {
                 let scale = m.iter().fold(0.0f64, |a, v| a.max(v.abs())).max(1.0);
@@ -764,7 +918,7 @@ impl Ranker for PeerRanker {
         rng: &mut Rng,
         obs: &mut dyn Observer,
     ) -> Result<(), AlgoError> {
-        let models = self.run_script(train, schedule, rng)?;
+        let models = self.run_models(train, schedule, rng)?;
         let count = models.len();
         for (i, (step, seconds, m)) in models.into_iter().enumerate() {
             let model = self.model(m).map_err(|e| {
@@ -842,5 +996,43 @@ mod tests {
             .err()
             .unwrap();
         assert!(e.message.contains("oasis_numpy.py"), "{e}");
+    }
+
+    #[test]
+    fn the_loreta_peers_take_dyads_rank_and_step_size_and_report_factors() {
+        let env = PeerEnv::locate();
+        let empty = toml::Value::Table(Default::default());
+        let n = peer_in::<LoretaNumpyParams>(empty.clone(), &env).unwrap();
+        assert_eq!(n.canonical["rank"], serde_json::json!(10));
+        assert_eq!(n.canonical["eta"], serde_json::json!(0.1));
+        assert_eq!(n.canonical["peer"]["script"], "loreta_numpy.py");
+        assert!(n.iterative);
+        let v: toml::Value = toml::from_str("rank = 50\neta = 0.3").unwrap();
+        let p = peer_in::<LoretaPymanoptParams>(v, &env).unwrap();
+        assert_eq!(p.canonical["rank"], serde_json::json!(50));
+        assert_eq!(p.canonical["peer"]["script"], "loreta_pymanopt.py");
+        // The two scripts differ, so do their keys.
+        assert_ne!(
+            n.canonical["peer"]["script_sha256"],
+            p.canonical["peer"]["script_sha256"]
+        );
+        let bad = |s: &str| {
+            peer_in::<LoretaNumpyParams>(toml::from_str(s).unwrap(), &env)
+                .err()
+                .unwrap()
+                .param
+        };
+        assert_eq!(bad("rank = 0"), "rank");
+        assert_eq!(bad("eta = 0.0"), "eta");
+        assert_eq!(bad("eta = nan"), "eta");
+        assert_eq!(bad("c = 0.1"), "c");
+        assert_eq!(LORETA_NUMPY.model.kind(), "lowrank");
+        // Factors come back as W = A B^T without forming W until asked.
+        let (a, b) = (
+            Array2::from_shape_fn((4, 2), |(i, j)| (i + 2 * j) as f64),
+            Array2::from_shape_fn((4, 2), |(i, j)| (i * j) as f64 - 1.0),
+        );
+        let w = PeerMatrix::Factors(a.clone(), b.clone()).dense();
+        assert_eq!(w, a.dot(&b.t()));
     }
 }

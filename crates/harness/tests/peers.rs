@@ -6,12 +6,14 @@
 
 use dyad_algorithms::Ranker;
 use dyad_algorithms::fixtures::{nuisance_data, sparse_classes};
+use dyad_algorithms::loreta::LoretaConfig;
 use dyad_algorithms::oasis::OasisConfig;
 use dyad_core::metrics::evaluate_retrieval;
 use dyad_core::{Checkpoint, Control, LabeledSet, Observer, Schedule, Scorer, seeded};
 use dyad_harness::Workspace;
 use dyad_harness::peers::{
-    self, ItmlMetricLearnParams, LmnnMetricLearnParams, OasisNumpyParams, PeerEnv, PeerRanker,
+    self, ItmlMetricLearnParams, LmnnMetricLearnParams, LoretaPeerParams, OasisNumpyParams,
+    PeerEnv, PeerMatrix, PeerRanker,
 };
 use dyad_harness::profile::Profile;
 use dyad_harness::run::{Progress, RunOptions, execute};
@@ -140,6 +142,123 @@ fn numpy_oasis_on_replayed_triplets_learns_dyads_w_and_its_map() {
         schedule.budget() as f64 / secs(&ours.1),
         secs(&theirs.1),
         schedule.budget() as f64 / secs(&theirs.1),
+    );
+}
+
+/// `py:loreta-numpy` (Algorithms 4 and 7 in NumPy) against dyad's `loreta` on the same
+/// triplets: the same `W = A B^T` at every checkpoint to rounding, hence the same mAP; and
+/// `py:loreta-pymanopt` (Pymanopt's projection and retraction, another second-order
+/// retraction) on the same triplets stays near dyad's trajectory at a small step and learns.
+#[test]
+fn loreta_peers_replay_dyads_triplets_numpy_to_rounding_pymanopt_to_second_order() {
+    let Some(env) = ready("loreta_peers_replay_dyads_triplets") else {
+        return;
+    };
+    // The nuisance problem of dyad's own LORETA test: rank 4 from [I_4; 0] must learn to
+    // ignore the nuisance dimensions 2 and 3.
+    let (train, test) = (nuisance_data(60, 10, 1), nuisance_data(40, 10, 2));
+    let (d, k) = (train.dim(), 4);
+    let schedule = Schedule::new(vec![0, 100, 1000, 3000]);
+    let loreta = LoretaConfig {
+        rank: k,
+        ..Default::default()
+    };
+    let params = LoretaPeerParams {
+        rank: k,
+        eta: loreta.eta,
+    };
+    let numpy = PeerRanker::new(&peers::LORETA_NUMPY, env.clone(), &params).unwrap();
+    let got = numpy.run_models(&train, &schedule, &mut seeded(5)).unwrap();
+    let mut dense = Dense::new(d);
+    loreta
+        .fit(&train, &schedule, &mut seeded(5), &mut dense)
+        .unwrap();
+    assert_eq!(got.len(), 4);
+    for ((step, _, m), (at, expected)) in got.iter().zip(&dense.1) {
+        assert_eq!(*step, at.step);
+        let PeerMatrix::Factors(a, b) = m else {
+            panic!("step {step}: the LORETA peer must report factors");
+        };
+        assert_eq!((a.dim(), b.dim()), ((d, k), (d, k)), "factors d x k");
+        let diff = max_abs_diff(&m.dense(), expected);
+        assert!(diff < 1e-9, "step {step}: |W_numpy - W_dyad| = {diff:e}");
+    }
+    let moved = max_abs_diff(&dense.1[3].1, &dense.1[0].1);
+    assert!(moved > 0.1, "dyad's W moved by only {moved}");
+
+    // The same mAP through the Ranker interface (scored as dyad's LowRankModel).
+    let mut ours = Maps(test.clone(), Vec::new());
+    loreta
+        .fit(&train, &schedule, &mut seeded(5), &mut ours)
+        .unwrap();
+    let mut theirs = Maps(test.clone(), Vec::new());
+    numpy
+        .fit(&train, &schedule, &mut seeded(5), &mut theirs)
+        .unwrap();
+    for ((a, map_a, _), (b, map_b, _)) in ours.1.iter().zip(&theirs.1) {
+        assert_eq!((a.step, a.last), (b.step, b.last));
+        assert!(
+            (map_a - map_b).abs() < 1e-9,
+            "step {}: {map_a} vs {map_b}",
+            a.step
+        );
+    }
+    assert!(
+        ours.1[0].1 < 0.85 && ours.1[3].1 > 0.95,
+        "LORETA did not learn: mAP {} -> {}",
+        ours.1[0].1,
+        ours.1[3].1
+    );
+
+    // Pymanopt: at a small step its retraction and LORETA's agree to second order, so over
+    // a few steps the two models stay far closer to each other than to the start.
+    let small = LoretaConfig {
+        eta: 0.05,
+        ..loreta.clone()
+    };
+    let pym = PeerRanker::new(
+        &peers::LORETA_PYMANOPT,
+        env,
+        &LoretaPeerParams {
+            rank: k,
+            eta: small.eta,
+        },
+    )
+    .unwrap();
+    let short = Schedule::new(vec![0, 30]);
+    let got = pym.run_models(&train, &short, &mut seeded(6)).unwrap();
+    let mut dense = Dense::new(d);
+    small
+        .fit(&train, &short, &mut seeded(6), &mut dense)
+        .unwrap();
+    let (w_py, w_dyad, w0) = (got[1].2.dense(), &dense.1[1].1, &dense.1[0].1);
+    assert!(max_abs_diff(&got[0].2.dense(), w0) < 1e-12, "same start");
+    let (gap, moved) = (max_abs_diff(&w_py, w_dyad), max_abs_diff(w_dyad, w0));
+    assert!(
+        moved > 1e-3 && gap < 0.05 * moved,
+        "Pymanopt vs dyad after 30 steps: gap {gap:e}, moved {moved:e}"
+    );
+    // And at the larger step it learns on its own (mAP above the start's).
+    let mut py_maps = Maps(test, Vec::new());
+    PeerRanker::new(&peers::LORETA_PYMANOPT, PeerEnv::locate(), &params)
+        .unwrap()
+        .fit(&train, &schedule, &mut seeded(5), &mut py_maps)
+        .unwrap();
+    assert!(
+        py_maps.1[0].1 < 0.85 && py_maps.1[3].1 > 0.95,
+        "Pymanopt loop did not learn: mAP {} -> {}",
+        py_maps.1[0].1,
+        py_maps.1[3].1
+    );
+    let secs = |v: &[(Checkpoint, f64, f64)]| v.last().unwrap().0.solver_seconds;
+    println!(
+        "3000 steps at d = {d}, k = {k}: dyad {:.4} s, NumPy peer {:.4} s, Pymanopt peer {:.4} s; mAP {:.4} / {:.4} / {:.4}",
+        secs(&ours.1),
+        secs(&theirs.1),
+        secs(&py_maps.1),
+        ours.1[3].1,
+        theirs.1[3].1,
+        py_maps.1[3].1,
     );
 }
 
