@@ -475,7 +475,7 @@ pub static SOLVERS: &[SolverEntry] = &[
         label: "f-AROMA",
         description: "factored AROMA (Algorithm 2): covariance Omega (x) Lambda, W0 = 0, Omega0 = Lambda0 = I",
         family: RANKER,
-        version: 2,
+        version: 1,
         sources: &[
             "algorithms/src/aroma/",
             "algorithms/src/linalg.rs",

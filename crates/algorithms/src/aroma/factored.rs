@@ -19,15 +19,6 @@
 //! `O(mn + m^2 + n^2)` (the three rank-one updates are dense even for sparse `q`, `p`,
 //! because `u` and `w` are dense); a passive round costs `O(nnz(q) nnz(p))`.
 //!
-//! **Deferred mean updates.** `W`'s term `α u wᵀ` touches all `mn` entries, as much memory
-//! traffic as both factors' downdates together. With [`FactoredAroma::with_deferral`]`(B)`
-//! the terms are queued and added `B` at a time, row by row (each row of `W` is read and
-//! written once per flush instead of once per round), and the margins of queued rounds add
-//! `Σ_i α_i (qᵀu_i)(w_iᵀp)` in `O(B (nnz(q) + nnz(p)))`. The ranker uses `B = 16` and
-//! flushes before every reported model (on the solver clock); the sums differ from the
-//! immediate form only by rounding. `new` keeps `B = 1` (immediate), so `weights()` is
-//! always current for callers of `step`.
-//!
 //! `u = Λ q` and `w = Ω p` are formed from the stored triangles in `O(m nnz(q) + n nnz(p))`
 //! flops (a gather from each row plus one axpy per non-zero). Forming the next round's
 //! products inside this round's update passes (sampling one triplet ahead) saves one read of
@@ -46,9 +37,7 @@ use super::{RoundCounts, SparseRef, Update, check_features, default_r, score_row
 use crate::linalg::{SymPacked, try_zeroed};
 use crate::{AlgoError, Ranker};
 use dyad_core::sampling::TripletSampler;
-use dyad_core::{
-    Control, Flow, LabeledSet, Observer, Rng, Schedule, Scorer, SparseVec, Stepper, drive,
-};
+use dyad_core::{Flow, LabeledSet, Observer, Rng, Schedule, Scorer, SparseVec, drive, steps};
 use ndarray::{Array2, ArrayView2};
 use serde::{Deserialize, Serialize};
 use sprs::{CsMat, CsVecView};
@@ -97,15 +86,7 @@ pub struct FactoredAroma {
     /// Scratch: `Λ q` and `Ω p` of the current round.
     u: Vec<f64>,
     wv: Vec<f64>,
-    /// Queued terms of `W` (`α_i`, `u_i` and `w_i` back to back), at most `defer` of them.
-    defer: usize,
-    pend_alpha: Vec<f64>,
-    pend_u: Vec<f64>,
-    pend_w: Vec<f64>,
 }
-
-/// Queued mean updates of the ranker's f-AROMA (see the module docs).
-const RANKER_DEFERRAL: usize = 16;
 
 fn numerical(e: crate::linalg::LinalgError) -> AlgoError {
     AlgoError::Numerical(format!("f-AROMA: {}", e.0))
@@ -174,52 +155,7 @@ impl FactoredAroma {
             counts: RoundCounts::default(),
             u: vec![0.0; m],
             wv: vec![0.0; n],
-            defer: 1,
-            pend_alpha: Vec::new(),
-            pend_u: Vec::new(),
-            pend_w: Vec::new(),
         }
-    }
-
-    /// Queue up to `b` mean updates and add them together (`b <= 1`: immediately). Queued
-    /// terms count in [`similarity`](Self::similarity) and [`step`](Self::step); call
-    /// [`flush`](Self::flush) before reading [`weights`](Self::weights) or scoring.
-    pub fn with_deferral(mut self, b: usize) -> Self {
-        self.flush();
-        self.defer = b.max(1);
-        self
-    }
-
-    /// Add every queued term to `W`: each row is read and written once.
-    pub fn flush(&mut self) {
-        let b = self.pend_alpha.len();
-        if b == 0 {
-            return;
-        }
-        let (m, n) = (self.m, self.n);
-        let mut c = [0.0f64; RANKER_DEFERRAL];
-        let mut coeffs = vec![0.0; if b > RANKER_DEFERRAL { b } else { 0 }];
-        for (k, row) in self.w.chunks_exact_mut(n).enumerate() {
-            let c = if b <= RANKER_DEFERRAL {
-                &mut c[..b]
-            } else {
-                &mut coeffs[..]
-            };
-            for (i, ci) in c.iter_mut().enumerate() {
-                *ci = self.pend_alpha[i] * self.pend_u[i * m + k];
-            }
-            for (i, &ci) in c.iter().enumerate() {
-                if ci != 0.0 {
-                    let w = &self.pend_w[i * n..(i + 1) * n];
-                    for (x, &wl) in row.iter_mut().zip(w) {
-                        *x += ci * wl;
-                    }
-                }
-            }
-        }
-        self.pend_alpha.clear();
-        self.pend_u.clear();
-        self.pend_w.clear();
     }
 
     /// `(m, n)`.
@@ -227,7 +163,7 @@ impl FactoredAroma {
         (self.m, self.n)
     }
 
-    /// The mean `W` (without queued terms: see [`flush`](Self::flush)).
+    /// The mean `W`.
     pub fn weights(&self) -> ArrayView2<'_, f64> {
         ArrayView2::from_shape((self.m, self.n), &self.w).expect("m x n")
     }
@@ -265,13 +201,6 @@ impl FactoredAroma {
             let row = &self.w[k * n..(k + 1) * n];
             s += qk * dyad_core::sparse::dot_dense(row, p.0, p.1);
         }
-        for (i, &a) in self.pend_alpha.iter().enumerate() {
-            let u = &self.pend_u[i * self.m..(i + 1) * self.m];
-            let w = &self.pend_w[i * n..(i + 1) * n];
-            s += a
-                * dyad_core::sparse::dot_dense(u, q.0, q.1)
-                * dyad_core::sparse::dot_dense(w, p.0, p.1);
-        }
         s
     }
 
@@ -308,22 +237,13 @@ impl FactoredAroma {
             // q = 0 or p = 0: u = 0 or w = 0, and every update below is zero.
             return Ok(step);
         }
-        // (12): W += alpha u w^T, now or queued.
-        if self.defer <= 1 {
-            for (row, &uk) in self.w.chunks_exact_mut(self.n).zip(&self.u) {
-                let c = alpha * uk;
-                if c != 0.0 {
-                    for (x, &wl) in row.iter_mut().zip(&self.wv) {
-                        *x += c * wl;
-                    }
+        // (12): W += alpha u w^T.
+        for (row, &uk) in self.w.chunks_exact_mut(self.n).zip(&self.u) {
+            let c = alpha * uk;
+            if c != 0.0 {
+                for (x, &wl) in row.iter_mut().zip(&self.wv) {
+                    *x += c * wl;
                 }
-            }
-        } else {
-            self.pend_alpha.push(alpha);
-            self.pend_u.extend_from_slice(&self.u);
-            self.pend_w.extend_from_slice(&self.wv);
-            if self.pend_alpha.len() >= self.defer {
-                self.flush();
             }
         }
         let c_omega = a / (m * r + ab);
@@ -335,12 +255,7 @@ impl FactoredAroma {
 }
 
 impl Scorer for FactoredAroma {
-    /// Scores with `W` as stored: flush queued terms first ([`FactoredAroma::flush`]).
     fn score(&self, query: CsVecView<'_, f64>, candidates: &CsMat<f64>, out: &mut [f64]) {
-        debug_assert!(
-            self.pend_alpha.is_empty(),
-            "f-AROMA scored with queued terms"
-        );
         let n = self.n;
         score_rows(n, query, candidates, out, |k| {
             self.w[k * n..(k + 1) * n].iter().copied()
@@ -369,42 +284,6 @@ impl Scorer for FactoredAroma {
     }
 }
 
-/// The ranker's run: one sampled triplet per step; queued mean updates are added before
-/// every reported model (forming the model is part of the method, on the solver clock).
-struct Run<'a> {
-    learner: FactoredAroma,
-    diff: SparseVec,
-    sampler: &'a TripletSampler,
-    train: &'a LabeledSet,
-    rng: &'a mut Rng,
-}
-
-impl Stepper for Run<'_> {
-    type Model = dyn Scorer;
-    type Error = AlgoError;
-
-    fn step(&mut self, _step: u64) -> Result<Flow, AlgoError> {
-        let t = self.sampler.sample(self.rng);
-        let row = |i: usize| self.train.x.outer_view(i).expect("sampled row in range");
-        self.diff.set_difference(row(t.positive), row(t.negative));
-        let q = row(t.query);
-        self.learner.step(
-            (q.indices(), q.data()),
-            (&self.diff.indices, &self.diff.values),
-        )?;
-        Ok(Flow::Continue)
-    }
-
-    fn report(
-        &mut self,
-        _step: u64,
-        show: &mut dyn FnMut(&Self::Model) -> Control,
-    ) -> Result<Control, AlgoError> {
-        self.learner.flush();
-        Ok(show(&self.learner))
-    }
-}
-
 impl Ranker for FactoredAromaConfig {
     fn fit(
         &self,
@@ -416,16 +295,30 @@ impl Ranker for FactoredAromaConfig {
         self.validate()?;
         check_features(train)?;
         let sampler = TripletSampler::new(train)?;
+        let row = |i: usize| train.x.outer_view(i).expect("sampled row in range");
+        struct State<'r> {
+            learner: FactoredAroma,
+            diff: SparseVec,
+            rng: &'r mut Rng,
+        }
+        let step = |s: &mut State<'_>, _: u64| {
+            let t = sampler.sample(s.rng);
+            s.diff.set_difference(row(t.positive), row(t.negative));
+            let q = row(t.query);
+            s.learner
+                .step((q.indices(), q.data()), (&s.diff.indices, &s.diff.values))?;
+            Ok::<_, AlgoError>(Flow::Continue)
+        };
         let d = train.dim();
         drive(schedule, obs, || {
-            Ok(Run {
-                learner: FactoredAroma::new(d, d, self.r, self.update)?
-                    .with_deferral(RANKER_DEFERRAL),
+            let state = State {
+                learner: FactoredAroma::new(d, d, self.r, self.update)?,
                 diff: SparseVec::default(),
-                sampler: &sampler,
-                train,
                 rng,
-            })
+            };
+            Ok(steps(state, step, |s: &State<'_>| -> &dyn Scorer {
+                &s.learner
+            }))
         })?;
         Ok(())
     }
@@ -664,42 +557,6 @@ mod tests {
         assert!(passive > 0);
     }
 
-    #[test]
-    fn deferred_mean_updates_equal_immediate_ones() {
-        // Queued terms count in every margin, so the rounds (updates, alphas, factors) are
-        // those of the immediate form and W after a flush agrees to rounding, whether the
-        // queue flushes when full (B = 4, 16) or early; the queue holds at most B terms.
-        let (m, n) = (7, 9);
-        for b in [4, 16, 40] {
-            let mut rng = seeded(9);
-            let mut now = FactoredAroma::new(m, n, 0.05, Update::Margin).unwrap();
-            let mut later = FactoredAroma::new(m, n, 0.05, Update::Margin)
-                .unwrap()
-                .with_deferral(b);
-            for round in 0..500 {
-                let q = random_sparse(m, 3, 1.0, &mut rng);
-                let p = random_sparse(n, 4, 1.0, &mut rng);
-                let a = now.step((&q.0, &q.1), (&p.0, &p.1)).unwrap();
-                let c = later.step((&q.0, &q.1), (&p.0, &p.1)).unwrap();
-                assert_eq!(a.updated, c.updated, "round {round}");
-                assert!((a.margin - c.margin).abs() < 1e-10, "round {round}");
-                assert!((a.alpha - c.alpha).abs() < 1e-10, "round {round}");
-                assert!(later.pend_alpha.len() < b.max(2));
-                if round % 97 == 0 {
-                    later.flush();
-                }
-            }
-            assert!(now.counts().updates > 100);
-            later.flush();
-            let diff = (&now.weights() - &later.weights())
-                .iter()
-                .fold(0.0f64, |x, v| x.max(v.abs()));
-            assert!(diff < 1e-10, "B = {b}: {diff}");
-            assert_eq!(now.lambda(), later.lambda());
-            assert_eq!(now.omega(), later.omega());
-        }
-    }
-
     /// Smallest and largest eigenvalue of a packed factor.
     fn spectrum(a: &SymPacked) -> (f64, f64) {
         let (vals, _) = sym_eigen(a.to_dense().view()).unwrap();
@@ -819,8 +676,7 @@ mod tests {
 
     #[test]
     fn ranker_runs_the_algorithm_on_sampled_triplets() {
-        // fit equals a plain loop over the same sampled stream (with the ranker's queue of
-        // mean updates, flushed before the model is read).
+        // fit equals a plain loop over the same sampled stream.
         let train = nuisance_data(30, 3, 4);
         let cfg = FactoredAromaConfig {
             r: 0.1,
@@ -832,9 +688,7 @@ mod tests {
         let sampler = TripletSampler::new(&train).unwrap();
         let mut rng = seeded(5);
         let d = train.dim();
-        let mut f = FactoredAroma::new(d, d, 0.1, Update::Margin)
-            .unwrap()
-            .with_deferral(RANKER_DEFERRAL);
+        let mut f = FactoredAroma::new(d, d, 0.1, Update::Margin).unwrap();
         let mut diff = SparseVec::default();
         for _ in 0..400 {
             let t = sampler.sample(&mut rng);
@@ -846,7 +700,6 @@ mod tests {
             f.step((q.indices(), q.data()), (&diff.indices, &diff.values))
                 .unwrap();
         }
-        f.flush();
         let mut manual = Scores(train.clone(), Vec::new());
         use dyad_core::Observer as _;
         manual.checkpoint(
