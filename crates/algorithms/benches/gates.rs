@@ -1,6 +1,6 @@
 //! Instruction-count gates of the hot kernels: one OASIS PA-I step at MNIST and at 20
 //! Newsgroups densities, one LORETA-1 step (at n = m = 1,000 and at issue 13's 10,000), one
-//! Givens rotation. Each kernel runs a fixed, seeded workload under valgrind's callgrind,
+//! d-AROMA and one f-AROMA round, one Givens rotation. Each kernel runs a fixed, seeded workload under valgrind's callgrind,
 //! counting only the instructions executed inside [`measured`]
 //! (`--collect-atstart=no --toggle-collect=*gate_measured*`), and the count per operation is
 //! compared with the baseline committed in `results/references/instructions.json`: more than
@@ -21,6 +21,7 @@
 //! Why not gungraun: it needs its own runner binary (a few hundred thousand lines of
 //! dependencies) built in CI to do what this file does with valgrind alone.
 
+use dyad_algorithms::aroma::{DiagonalAroma, FactoredAroma, Update};
 use dyad_algorithms::fixtures::random_sparse;
 use dyad_algorithms::givens::Givens;
 use dyad_algorithms::loreta::init::gaussian;
@@ -165,6 +166,49 @@ fn givens_rotation(ops: u64) {
     black_box((&x, &y));
 }
 
+/// Query rows and object differences at 20 Newsgroups density (d = 1,000, 30 non-zeros a
+/// row, so about 60 in `p = p+ - p-`), each round followed by its negation so that every
+/// round updates (no model satisfies both).
+fn aroma_rounds(ops: u64) -> Vec<(SparseVec, SparseVec)> {
+    let mut rng = seeded(3);
+    let rows: Vec<CsVec<f64>> = (0..129).map(|_| random_sparse(1000, 30, &mut rng)).collect();
+    let sv = |v: &CsVec<f64>| SparseVec {
+        indices: v.indices().to_vec(),
+        values: v.data().to_vec(),
+    };
+    (0..ops as usize)
+        .map(|i| {
+            let j = (i / 2) % 128;
+            let mut p = SparseVec::default();
+            p.set_difference(rows[j + 1].view(), rows[(j * 7 + 3) % 129].view());
+            if i % 2 == 1 {
+                p.values.iter_mut().for_each(|v| *v = -*v);
+            }
+            (sv(&rows[j]), p)
+        })
+        .collect()
+}
+
+fn d_aroma(ops: u64) {
+    let rounds = aroma_rounds(ops);
+    let mut model = DiagonalAroma::new(1000, 1000, 0.01, Update::Margin).expect("state");
+    gate_measured(&mut || {
+        for (q, p) in &rounds {
+            black_box(model.step((&q.indices, &q.values), (&p.indices, &p.values)));
+        }
+    });
+}
+
+fn f_aroma(ops: u64) {
+    let rounds = aroma_rounds(ops);
+    let mut model = FactoredAroma::new(1000, 1000, 0.01, Update::Margin).expect("state");
+    gate_measured(&mut || {
+        for (q, p) in &rounds {
+            black_box(model.step((&q.indices, &q.values), (&p.indices, &p.values))).ok();
+        }
+    });
+}
+
 static GATES: &[Gate] = &[
     Gate {
         name: "oasis_step_mnist",
@@ -189,6 +233,18 @@ static GATES: &[Gate] = &[
         about: "one LORETA-1 step, n = m = 10,000, k = 50, bag-of-words triplet (80 words a document)",
         ops: 20,
         run: loreta1_10k,
+    },
+    Gate {
+        name: "d_aroma_round",
+        about: "one updating d-AROMA round, d = 1,000, 30 non-zeros a row (20 Newsgroups density)",
+        ops: 1000,
+        run: d_aroma,
+    },
+    Gate {
+        name: "f_aroma_round",
+        about: "one updating f-AROMA round, d = 1,000, 20 Newsgroups density",
+        ops: 32,
+        run: f_aroma,
     },
     Gate {
         name: "givens_rotation",
