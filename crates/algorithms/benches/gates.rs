@@ -171,7 +171,9 @@ fn givens_rotation(ops: u64) {
 /// round updates (no model satisfies both).
 fn aroma_rounds(ops: u64) -> Vec<(SparseVec, SparseVec)> {
     let mut rng = seeded(3);
-    let rows: Vec<CsVec<f64>> = (0..129).map(|_| random_sparse(1000, 30, &mut rng)).collect();
+    let rows: Vec<CsVec<f64>> = (0..129)
+        .map(|_| random_sparse(1000, 30, &mut rng))
+        .collect();
     let sv = |v: &CsVec<f64>| SparseVec {
         indices: v.indices().to_vec(),
         values: v.data().to_vec(),
