@@ -18,7 +18,9 @@ use dyad_algorithms::baselines::lmnn::LmnnConfig;
 use dyad_algorithms::baselines::matrix_perceptron::MatrixPerceptronConfig;
 use dyad_algorithms::baselines::mcml::McmlConfig;
 use dyad_algorithms::baselines::naive_psd_gd::NaivePsdGdConfig;
+use dyad_algorithms::baselines::gpower::GPowerConfig;
 use dyad_algorithms::baselines::pa_v2::PaV2Config;
+use dyad_algorithms::givens::{GivensSpcaConfig, SparsePca, StreamingGivensSpcaConfig};
 use dyad_algorithms::loreta::{LoretaConfig, LoretaLabelsConfig, LoretaPsdConfig};
 use dyad_algorithms::oasis::{DissimOasisConfig, OasisConfig, OasisParallelConfig};
 use dyad_algorithms::{Checked, LabelRanker, ParamError, Ranker};
@@ -113,6 +115,26 @@ where
     let iterative = config.is_iterative();
     Ok(BuiltSolver::new(
         Box::new(config) as Box<dyn LabelRanker>,
+        canonical,
+        iterative,
+    ))
+}
+
+/// The family of [`SparsePca`] learners (Givens spec §3, §5.1).
+pub const SPARSE_PCA: &str = "sparse-pca";
+
+/// Build a [`SparsePca`] learner from spec parameters (as [`ranker`]).
+pub fn sparse_pca<C>(v: toml::Value) -> Result<BuiltSolver, ParamError>
+where
+    C: SparsePca + Checked + DeserializeOwned + Serialize + 'static,
+{
+    let config: C = typed(v)?;
+    config.check()?;
+    let canonical =
+        serde_json::to_value(&config).map_err(|e| ParamError::new("", e.to_string()))?;
+    let iterative = config.is_iterative();
+    Ok(BuiltSolver::new(
+        Box::new(config) as Box<dyn SparsePca>,
         canonical,
         iterative,
     ))
@@ -515,6 +537,62 @@ pub static SOLVERS: &[SolverEntry] = &[
             LOOP[2],
         ],
         build: ranker::<HierConfig>,
+    },
+    // ---- Givens coordinate descent (Shalit & Chechik 2014) and GPower (spec §3, §5.1) ----
+    SolverEntry {
+        name: "givens-spca",
+        label: "Givens",
+        description: "Algorithm 2: Givens coordinate maximisation of Eq. 6 over U in O_n (m = n), Brent angle search, solveForZ (spec §3.2)",
+        family: SPARSE_PCA,
+        version: 1,
+        sources: &[
+            "algorithms/src/givens/sparse_pca.rs",
+            "algorithms/src/givens/coordinate.rs",
+            "algorithms/src/givens/rotation.rs",
+            "algorithms/src/givens/angle.rs",
+            "algorithms/src/givens/flops.rs",
+            "algorithms/src/givens/metrics.rs",
+            "algorithms/src/givens/mod.rs",
+            "algorithms/src/linalg.rs",
+            LOOP[0],
+        ],
+        build: sparse_pca::<GivensSpcaConfig>,
+    },
+    SolverEntry {
+        name: "streaming-givens-spca",
+        label: "streaming Givens",
+        description: "Algorithm 5: streaming Givens sparse PCA with m < n components, a d x m window, the weakest column replaced by each new sample (spec §3.3)",
+        family: SPARSE_PCA,
+        version: 1,
+        sources: &[
+            "algorithms/src/givens/streaming_spca.rs",
+            "algorithms/src/givens/sparse_pca.rs",
+            "algorithms/src/givens/rotation.rs",
+            "algorithms/src/givens/angle.rs",
+            "algorithms/src/givens/flops.rs",
+            "algorithms/src/givens/metrics.rs",
+            "algorithms/src/givens/mod.rs",
+            LOOP[0],
+        ],
+        build: sparse_pca::<StreamingGivensSpcaConfig>,
+    },
+    SolverEntry {
+        name: "gpower",
+        label: "GPower",
+        description: "generalised power method (Journee et al. 2010): `penalty` l1 / l0, `mode` greedy (single-unit + deflation) / block, `early_stop` fraction (spec §5.1)",
+        family: SPARSE_PCA,
+        version: 1,
+        sources: &[
+            "algorithms/src/baselines/gpower.rs",
+            "algorithms/src/givens/sparse_pca.rs",
+            "algorithms/src/givens/sampling.rs",
+            "algorithms/src/givens/flops.rs",
+            "algorithms/src/givens/metrics.rs",
+            "algorithms/src/givens/mod.rs",
+            "algorithms/src/linalg.rs",
+            LOOP[0],
+        ],
+        build: sparse_pca::<GPowerConfig>,
     },
     // Python peers (README "Python peers"): their scripts' sha256 is in their canonical
     // parameters, so editing a script recomputes its cells without a version bump.

@@ -13,6 +13,7 @@
 pub mod human;
 pub mod label_ranking;
 pub mod ranking;
+pub mod sparse_pca;
 
 use crate::cache::Record;
 use crate::plan::{DatasetInstance, SolverInstance};
@@ -186,6 +187,7 @@ pub static TASKS: &[&dyn Task] = &[
     &ranking::RankingTask,
     &human::HumanEvaluationTask,
     &label_ranking::LabelRankingTask,
+    &sparse_pca::SparsePcaTask,
 ];
 
 /// The task selecting table `table`.
