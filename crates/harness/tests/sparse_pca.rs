@@ -240,7 +240,7 @@ fn sparse_pca_cells_record_variance_sparsity_and_flops() {
     assert!(lines.iter().all(|l| l.ok), "{lines:?}");
     // Figures and the report are written.
     let written = f.ws.outputs(&plans).unwrap();
-    assert_eq!(written[0].figures.len(), 2);
+    assert_eq!(written[0].figures.len(), 4, "two plots, svg and png");
     let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
     let md = std::fs::read_to_string(md).unwrap();
     assert!(md.contains("adj. expl. var."), "{md}");
