@@ -159,7 +159,10 @@ fn sparse_pca_cells_record_variance_sparsity_and_flops() {
             assert!(ev > 0.2 && ev <= 1.0, "{solver} {set}: {ev}");
             let density = sel(solver, "density", set, None, At::Last);
             let nnz = sel(solver, "cardinality", set, None, At::Last);
-            assert!(density > 0.0 && density < 1.0, "{solver}: density {density}");
+            assert!(
+                density > 0.0 && density < 1.0,
+                "{solver}: density {density}"
+            );
             assert!((nnz - density * 300.0 * 3.0).abs() < 1e-9);
         }
         // FLOPs grow along the run and are the same number in both sets.
@@ -170,7 +173,13 @@ fn sparse_pca_cells_record_variance_sparsity_and_flops() {
         // The 100 % cap holds the last checkpoint; no run is as sparse as 5 %... unless it is,
         // in which case its capped density says so.
         assert_eq!(
-            sel(solver, "capped_explained_variance", "test", Some(1.0), At::Last),
+            sel(
+                solver,
+                "capped_explained_variance",
+                "test",
+                Some(1.0),
+                At::Last
+            ),
             sel(solver, "explained_variance", "test", None, At::Last)
         );
         if let Ok(v) = res.select(&Selector {
@@ -231,7 +240,7 @@ fn sparse_pca_cells_record_variance_sparsity_and_flops() {
     assert!(lines.iter().all(|l| l.ok), "{lines:?}");
     // Figures and the report are written.
     let written = f.ws.outputs(&plans).unwrap();
-    assert_eq!(written[0].figures.len(), 2);
+    assert_eq!(written[0].figures.len(), 4, "two plots, svg and png");
     let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
     let md = std::fs::read_to_string(md).unwrap();
     assert!(md.contains("adj. expl. var."), "{md}");
@@ -271,7 +280,17 @@ fn the_official_split_falls_back_to_a_draw_on_a_standin_and_bad_protocols_are_re
     let f = fixture(&SPEC.replace("caps = [0.05, 0.5, 1.0]", "caps = [0.0]"));
     assert!(plan_error(&f.ws).contains("caps are densities"));
     // A ranker is not a sparse-PCA learner.
-    let f = fixture(&SPEC.replace("name = \"gpower\"\nlabel = \"GPower\"\n", "name = \"oasis\"\nlabel = \"GPower\"\n").replace("params = { components = 3, rho = 0.2, mode = \"greedy\" }", ""));
+    let f = fixture(
+        &SPEC
+            .replace(
+                "name = \"gpower\"\nlabel = \"GPower\"\n",
+                "name = \"oasis\"\nlabel = \"GPower\"\n",
+            )
+            .replace(
+                "params = { components = 3, rho = 0.2, mode = \"greedy\" }",
+                "",
+            ),
+    );
     let e = plan_error(&f.ws);
     assert!(e.contains("sparse-pca"), "{e}");
 }

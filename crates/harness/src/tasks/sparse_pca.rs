@@ -311,8 +311,12 @@ pub enum SplitCell {
     None,
     /// The data's `train` / `test` sample groups; data without them (a stand-in) draws
     /// `fallback` test samples per repeat, as `Random`.
-    Official { fallback: Option<usize> },
-    Random { test_samples: usize },
+    Official {
+        fallback: Option<usize>,
+    },
+    Random {
+        test_samples: usize,
+    },
 }
 
 /// The protocol of one cell (hashed into its key).
@@ -586,10 +590,7 @@ impl Observer<SparsePcaModel> for Evaluate<'_> {
                 coord: None,
                 value,
             };
-            records.push(rec(
-                "explained_variance",
-                adjusted_explained_variance(a, z),
-            ));
+            records.push(rec("explained_variance", adjusted_explained_variance(a, z)));
             records.push(rec("cardinality", nnz as f64));
             records.push(rec("density", density));
             records.push(rec("flops", model.flops as f64));
