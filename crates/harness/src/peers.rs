@@ -888,7 +888,7 @@ impl PeerRanker {
     /// The dyad model of a script's matrix.
     fn model(&self, m: PeerMatrix) -> Result<Box<dyn Scorer>, String> {
         let m = match m {
-            PeerMatrix::Factors(a, b) => return Ok(Box::new(LowRankModel::new(a, b))),
+            PeerMatrix::Factors(a, b) => return Ok(Box::new(LowRankModel::from_factors(a, b))),
             PeerMatrix::Square(m) => m,
         };
         Ok(match self.script.model {

@@ -42,6 +42,9 @@ pub struct LowRankModel {
     /// `None`: symmetric model, `B = A`.
     b: Option<Array2<f64>>,
     pub(crate) stats: LoretaStats,
+    /// `false`: factors learned outside dyad (a Python peer's), whose step counters are
+    /// unknown and left out of the statistics rather than reported as zeros.
+    counted: bool,
 }
 
 impl LowRankModel {
@@ -52,6 +55,16 @@ impl LowRankModel {
             a: a.as_standard_layout().into_owned(),
             b: Some(b.as_standard_layout().into_owned()),
             stats: LoretaStats::default(),
+            counted: true,
+        }
+    }
+
+    /// `W = A B^T` from factors learned elsewhere (a Python peer's): its statistics are the
+    /// model's own (rank, conditioning, memory), without step counters it does not have.
+    pub fn from_factors(a: Array2<f64>, b: Array2<f64>) -> Self {
+        Self {
+            counted: false,
+            ..Self::new(a, b)
         }
     }
 
@@ -61,6 +74,7 @@ impl LowRankModel {
             a: y.as_standard_layout().into_owned(),
             b: None,
             stats: LoretaStats::default(),
+            counted: true,
         }
     }
 
@@ -180,6 +194,9 @@ impl LowRankModel {
         // LORETA-1 step state adds their pseudo-inverses, as much again.
         let floats = self.a.len() + self.b.as_ref().map_or(0, |b| b.len());
         out.push(("model_bytes", (floats * std::mem::size_of::<f64>()) as f64));
+        if !self.counted {
+            return out;
+        }
         out.extend([
             ("updates", s.updates as f64),
             ("branch_generic", s.branch_generic as f64),
@@ -280,6 +297,22 @@ mod tests {
     use super::*;
     use dyad_core::{LabeledSet, seeded};
     use rand::Rng as _;
+
+    #[test]
+    fn factors_from_elsewhere_report_no_step_counters() {
+        // A peer's factors: rank, conditioning and memory, but no "updates = 0" and no zero
+        // branch counts; the same factors from a dyad learner report its counters.
+        let a = Array2::from_shape_fn((6, 2), |(i, j)| (i + 2 * j) as f64 + 1.0);
+        let b = Array2::from_shape_fn((5, 2), |(i, j)| (2 * i + j) as f64 - 1.5);
+        let names = |m: &LowRankModel| -> Vec<&'static str> {
+            m.stats_list().into_iter().map(|(n, _)| n).collect()
+        };
+        let peer = names(&LowRankModel::from_factors(a.clone(), b.clone()));
+        assert_eq!(peer, vec!["rank", "cond_a", "cond_b", "model_bytes"]);
+        let ours = names(&LowRankModel::new(a, b));
+        assert!(ours.contains(&"updates") && ours.contains(&"branch_generic"));
+        assert!(ours.starts_with(&peer));
+    }
 
     #[test]
     fn scores_match_the_dense_bilinear_form_and_label_scores() {
