@@ -79,25 +79,35 @@ pub struct SolverEntry {
     pub build: fn(toml::Value) -> Result<BuiltSolver, ParamError>,
 }
 
-/// The family of [`Ranker`]s.
-pub const RANKER: &str = "ranker";
-
-/// Build a [`Ranker`] from spec parameters: typed (unknown parameters are errors, naming
-/// them), checked ([`Checked`]), and kept in canonical form for hashing.
-pub fn ranker<C>(v: toml::Value) -> Result<BuiltSolver, ParamError>
+/// A family member from spec parameters: typed (unknown parameters are errors, naming
+/// them), checked ([`Checked`]), kept in canonical form for hashing, and boxed as the
+/// family's trait object `F`.
+fn family<C, F>(
+    v: toml::Value,
+    iterative: impl Fn(&C) -> bool,
+    boxed: impl FnOnce(C) -> Box<F>,
+) -> Result<BuiltSolver, ParamError>
 where
-    C: Ranker + Checked + DeserializeOwned + Serialize + 'static,
+    C: Checked + DeserializeOwned + Serialize,
+    F: ?Sized + Send + Sync + 'static,
 {
     let config: C = typed(v)?;
     config.check()?;
     let canonical =
         serde_json::to_value(&config).map_err(|e| ParamError::new("", e.to_string()))?;
-    let iterative = config.is_iterative();
-    Ok(BuiltSolver::new(
-        Box::new(config) as Box<dyn Ranker>,
-        canonical,
-        iterative,
-    ))
+    let iterative = iterative(&config);
+    Ok(BuiltSolver::new(boxed(config), canonical, iterative))
+}
+
+/// The family of [`Ranker`]s.
+pub const RANKER: &str = "ranker";
+
+/// Build a [`Ranker`] from spec parameters ([`family`]).
+pub fn ranker<C>(v: toml::Value) -> Result<BuiltSolver, ParamError>
+where
+    C: Ranker + Checked + DeserializeOwned + Serialize + 'static,
+{
+    family::<C, dyn Ranker>(v, |c| c.is_iterative(), |c| Box::new(c))
 }
 
 /// The family of [`LabelRanker`]s.
@@ -108,16 +118,7 @@ pub fn label_ranker<C>(v: toml::Value) -> Result<BuiltSolver, ParamError>
 where
     C: LabelRanker + Checked + DeserializeOwned + Serialize + 'static,
 {
-    let config: C = typed(v)?;
-    config.check()?;
-    let canonical =
-        serde_json::to_value(&config).map_err(|e| ParamError::new("", e.to_string()))?;
-    let iterative = config.is_iterative();
-    Ok(BuiltSolver::new(
-        Box::new(config) as Box<dyn LabelRanker>,
-        canonical,
-        iterative,
-    ))
+    family::<C, dyn LabelRanker>(v, |c| c.is_iterative(), |c| Box::new(c))
 }
 
 /// The family of [`SparsePca`] learners (Givens spec §3, §5.1).
@@ -128,16 +129,7 @@ pub fn sparse_pca<C>(v: toml::Value) -> Result<BuiltSolver, ParamError>
 where
     C: SparsePca + Checked + DeserializeOwned + Serialize + 'static,
 {
-    let config: C = typed(v)?;
-    config.check()?;
-    let canonical =
-        serde_json::to_value(&config).map_err(|e| ParamError::new("", e.to_string()))?;
-    let iterative = config.is_iterative();
-    Ok(BuiltSolver::new(
-        Box::new(config) as Box<dyn SparsePca>,
-        canonical,
-        iterative,
-    ))
+    family::<C, dyn SparsePca>(v, |c| c.is_iterative(), |c| Box::new(c))
 }
 
 /// Deserialize a configuration; a bad key or value is a [`ParamError`] naming its path.

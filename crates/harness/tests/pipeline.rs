@@ -5,7 +5,7 @@ use dyad_harness::cache::Cache;
 use dyad_harness::profile::Profile;
 use dyad_harness::registry::{self, SOURCE_FINGERPRINTS, fingerprint_in};
 use dyad_harness::results::ExperimentResults;
-use dyad_harness::run::{Progress, RunOptions, RunSummary, execute};
+use dyad_harness::run::execute;
 use std::path::Path;
 
 const SPEC: &str = r#"
@@ -76,50 +76,8 @@ metric = "map"
 min = 2.0
 "#;
 
-struct Fixture {
-    _dir: tempfile::TempDir,
-    ws: Workspace,
-}
-
-fn fixture(spec: &str) -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let exp = dir.path().join("experiments").join("demo");
-    std::fs::create_dir_all(&exp).unwrap();
-    std::fs::write(exp.join("fig.toml"), spec).unwrap();
-    let ws = Workspace {
-        experiments: dir.path().join("experiments"),
-        results: dir.path().join("results"),
-        data_dir: dir.path().join("no-data"),
-    };
-    Fixture { _dir: dir, ws }
-}
-
-fn opts(ws: &Workspace, threads: usize, keep_going: bool) -> RunOptions {
-    RunOptions {
-        results: ws.results.clone(),
-        keep_going,
-        threads: Some(threads),
-        progress: Progress::Quiet,
-    }
-}
-
-/// The error of planning every spec of `ws` at the quick profile (panics if it plans).
-fn plan_error(ws: &Workspace) -> String {
-    let ctx = ws.data_context();
-    match ws.plan(&ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx) {
-        Ok(_) => panic!("the plan was expected to fail"),
-        Err(e) => e.to_string(),
-    }
-}
-
-fn plan_and_run(ws: &Workspace, threads: usize) -> (Vec<dyad_harness::plan::Plan>, RunSummary) {
-    let ctx = ws.data_context();
-    let plans = ws
-        .plan(&ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
-        .unwrap();
-    let s = execute(&plans, &opts(ws, threads, false));
-    (plans, s)
-}
+mod common;
+use common::{fixture, opts, plan_and_run, plan_error};
 
 fn keys(ws: &Workspace) -> Vec<(String, String)> {
     let ctx = ws.data_context();

@@ -1,7 +1,6 @@
 //! The sparse-PCA task end to end on a small planted stand-in: records, FLOP axes, sparsity
 //! caps, claims, and the plan-time refusals.
 
-use dyad_harness::Workspace;
 use dyad_harness::claims::{Verdict, judge};
 use dyad_harness::profile::Profile;
 use dyad_harness::results::ExperimentResults;
@@ -90,31 +89,8 @@ metric = "explained_variance"
 min = 0.5
 "#;
 
-struct Fixture {
-    _dir: tempfile::TempDir,
-    ws: Workspace,
-}
-
-fn fixture(spec: &str) -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let exp = dir.path().join("experiments").join("demo");
-    std::fs::create_dir_all(&exp).unwrap();
-    std::fs::write(exp.join("fig.toml"), spec).unwrap();
-    let ws = Workspace {
-        experiments: dir.path().join("experiments"),
-        results: dir.path().join("results"),
-        data_dir: dir.path().join("no-data"),
-    };
-    Fixture { _dir: dir, ws }
-}
-
-fn plan_error(ws: &Workspace) -> String {
-    let ctx = ws.data_context();
-    match ws.plan(&ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx) {
-        Ok(_) => panic!("the plan was expected to fail"),
-        Err(e) => e.to_string(),
-    }
-}
+mod common;
+use common::{fixture, plan_error};
 
 #[test]
 fn sparse_pca_cells_record_variance_sparsity_and_flops() {

@@ -1,0 +1,54 @@
+//! Fixtures shared by the harness's integration tests: a workspace holding one spec in a
+//! temporary directory, and helpers to plan and run it at the quick profile.
+#![allow(dead_code)] // each test binary uses a subset
+
+use dyad_harness::Workspace;
+use dyad_harness::profile::Profile;
+use dyad_harness::run::{Progress, RunOptions, RunSummary, execute};
+
+/// A temporary workspace (dropped with the fixture).
+pub struct Fixture {
+    pub _dir: tempfile::TempDir,
+    pub ws: Workspace,
+}
+
+/// `spec` as `experiments/demo/fig.toml` of a fresh workspace without data.
+pub fn fixture(spec: &str) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = dir.path().join("experiments").join("demo");
+    std::fs::create_dir_all(&exp).unwrap();
+    std::fs::write(exp.join("fig.toml"), spec).unwrap();
+    let ws = Workspace {
+        experiments: dir.path().join("experiments"),
+        results: dir.path().join("results"),
+        data_dir: dir.path().join("no-data"),
+    };
+    Fixture { _dir: dir, ws }
+}
+
+pub fn opts(ws: &Workspace, threads: usize, keep_going: bool) -> RunOptions {
+    RunOptions {
+        results: ws.results.clone(),
+        keep_going,
+        threads: Some(threads),
+        progress: Progress::Quiet,
+    }
+}
+
+/// The error of planning every spec of `ws` at the quick profile (panics if it plans).
+pub fn plan_error(ws: &Workspace) -> String {
+    let ctx = ws.data_context();
+    match ws.plan(&ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx) {
+        Ok(_) => panic!("the plan was expected to fail"),
+        Err(e) => e.to_string(),
+    }
+}
+
+pub fn plan_and_run(ws: &Workspace, threads: usize) -> (Vec<dyad_harness::plan::Plan>, RunSummary) {
+    let ctx = ws.data_context();
+    let plans = ws
+        .plan(&ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
+        .unwrap();
+    let s = execute(&plans, &opts(ws, threads, false));
+    (plans, s)
+}
