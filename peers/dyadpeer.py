@@ -101,6 +101,20 @@ class Run:
         return cls(sys.argv[1], kind)
 
     @property
+    def budget(self):
+        """The last checkpoint: the number of training steps to take (0: none)."""
+        return self.checkpoints[-1] if self.checkpoints else 0
+
+    def replay(self):
+        """dyad's triplets for steps 1..budget as a list of (query, positive, negative) rows;
+        an error when dyad wrote fewer than the budget needs."""
+        budget = self.budget
+        have = 0 if self.triplets is None else len(self.triplets)
+        if budget > 0 and have < budget:
+            raise ValueError(f"need {budget} triplets, dyad wrote {have}")
+        return self.triplets[:budget].tolist() if budget > 0 else []
+
+    @property
     def random_state(self):
         """The seed as a NumPy / scikit-learn random_state (32 bits)."""
         return self.seed % (2**32)

@@ -41,16 +41,14 @@ def main():
     k = int(run.params["rank"])
     eta = float(run.params["eta"])
     checkpoints = run.checkpoints
-    budget = checkpoints[-1] if checkpoints else 0
-    if budget > 0 and (run.triplets is None or len(run.triplets) < budget):
-        raise ValueError(f"need {budget} triplets, dyad wrote {0 if run.triplets is None else len(run.triplets)}")
+    budget = run.budget
     d = run.x.shape[1]
     if not 0 < k < d:
         raise ValueError(f"rank {k} must be positive and below the {d} features")
 
     run.clock.start()
     indptr, indices, data = run.x.indptr, run.x.indices, run.x.data
-    triplets = run.triplets[:budget].tolist() if budget > 0 else []
+    triplets = run.replay()
     manifold = FixedRankEmbedded(d, d, k)
     u, s, vt = np.eye(d, k), np.ones(k), np.eye(k, d)
     point = (u, s, vt)

@@ -20,14 +20,12 @@ def main():
     run = dyadpeer.Run.from_argv(kind="bilinear")
     c = float(run.params["c"])
     checkpoints = run.checkpoints
-    budget = checkpoints[-1] if checkpoints else 0
-    if budget > 0 and (run.triplets is None or len(run.triplets) < budget):
-        raise ValueError(f"need {budget} triplets, dyad wrote {0 if run.triplets is None else len(run.triplets)}")
+    budget = run.budget
 
     run.clock.start()
     indptr, indices, data = run.x.indptr, run.x.indices, run.x.data
     d = run.x.shape[1]
-    triplets = run.triplets[:budget].tolist() if budget > 0 else []
+    triplets = run.replay()
     W = np.eye(d)
 
     def row(i):
