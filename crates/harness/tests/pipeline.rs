@@ -77,7 +77,7 @@ min = 2.0
 "#;
 
 mod common;
-use common::{fixture, opts, plan_and_run, plan_error};
+use common::{fixture, judge_claim, opts, plan_and_run, plan_error};
 
 fn keys(ws: &Workspace) -> Vec<(String, String)> {
     let ctx = ws.data_context();
@@ -675,16 +675,7 @@ tolerance = 1e-9
     let (plans, s) = plan_and_run(&f.ws, 2);
     assert!(s.failed.is_empty());
     let res = ExperimentResults::load(&plans[0], &f.ws.cache());
-    let verdict = |id: &str| {
-        let c = plans[0]
-            .spec
-            .spec
-            .claims
-            .iter()
-            .find(|c| c.id == id)
-            .unwrap();
-        dyad_harness::claims::judge(&res, c).verdict
-    };
+    let verdict = |id: &str| judge_claim(&plans[0], &res, id).verdict;
     use dyad_harness::claims::Verdict;
     assert_eq!(verdict("same"), Verdict::Holds);
     assert_eq!(verdict("strict"), Verdict::NotDistinguishable);
@@ -1058,16 +1049,7 @@ versus_dataset = "twin"
     let (plans, s) = plan_and_run(&f.ws, 2);
     assert!(s.ok(), "{:?}", s.failed);
     let res = ExperimentResults::load(&plans[0], &f.ws.cache());
-    let judge = |id: &str| {
-        let c = plans[0]
-            .spec
-            .spec
-            .claims
-            .iter()
-            .find(|c| c.id == id)
-            .unwrap();
-        dyad_harness::claims::judge(&res, c)
-    };
+    let judge = |id: &str| judge_claim(&plans[0], &res, id);
     use dyad_harness::claims::Verdict;
     let same = judge("same-data");
     assert_eq!(same.verdict, Verdict::Holds, "{}", same.detail);
@@ -1313,16 +1295,7 @@ fn a_slope_claim_fits_over_a_solver_grid_parameter() {
     let (plans, s) = plan_and_run(&f.ws, 2);
     assert!(s.ok(), "{:?}", s.failed);
     let res = ExperimentResults::load(&plans[0], &f.ws.cache());
-    let claim = |id: &str| {
-        let c = plans[0]
-            .spec
-            .spec
-            .claims
-            .iter()
-            .find(|c| c.id == id)
-            .unwrap();
-        dyad_harness::claims::judge(&res, c)
-    };
+    let claim = |id: &str| judge_claim(&plans[0], &res, id);
     use dyad_harness::claims::Verdict;
     let wide = claim("wide");
     assert_eq!(wide.verdict, Verdict::Holds, "{}", wide.detail);

@@ -1,7 +1,7 @@
 //! The sparse-PCA task end to end on a small planted stand-in: records, FLOP axes, sparsity
 //! caps, claims, and the plan-time refusals.
 
-use dyad_harness::claims::{Verdict, judge};
+use dyad_harness::claims::Verdict;
 use dyad_harness::profile::Profile;
 use dyad_harness::results::ExperimentResults;
 use dyad_harness::run::{Progress, RunOptions, execute};
@@ -90,7 +90,7 @@ min = 0.5
 "#;
 
 mod common;
-use common::{fixture, plan_error};
+use common::{fixture, judge_claim, plan_error};
 
 #[test]
 fn sparse_pca_cells_record_variance_sparsity_and_flops() {
@@ -200,16 +200,7 @@ fn sparse_pca_cells_record_variance_sparsity_and_flops() {
     );
     assert!(caps.iter().any(|p| p.x == 1.0) && caps.iter().all(|p| p.x != 0.05 || p.y.n == 2));
     // Claims are judged on these records; the band is met.
-    let verdict = |id: &str| {
-        let c = plans[0]
-            .spec
-            .spec
-            .claims
-            .iter()
-            .find(|c| c.id == id)
-            .unwrap();
-        judge(&res, c).verdict
-    };
+    let verdict = |id: &str| judge_claim(&plans[0], &res, id).verdict;
     assert_eq!(verdict("at-cap"), Verdict::Holds);
     assert_ne!(verdict("learns"), Verdict::NotComparable);
     let lines = dyad_harness::check::check(&res);

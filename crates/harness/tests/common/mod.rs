@@ -52,3 +52,19 @@ pub fn plan_and_run(ws: &Workspace, threads: usize) -> (Vec<dyad_harness::plan::
     let s = execute(&plans, &opts(ws, threads, false));
     (plans, s)
 }
+
+/// The verdict and detail of the claim `id` of a plan's spec.
+pub fn judge_claim(
+    plan: &dyad_harness::plan::Plan,
+    res: &dyad_harness::results::ExperimentResults<'_>,
+    id: &str,
+) -> dyad_harness::claims::Outcome {
+    let c = plan
+        .spec
+        .spec
+        .claims
+        .iter()
+        .find(|c| c.id == id)
+        .unwrap_or_else(|| panic!("no claim {id}"));
+    dyad_harness::claims::judge(res, c)
+}
