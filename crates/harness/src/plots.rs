@@ -70,21 +70,50 @@ fn panels(res: &ExperimentResults<'_>, plot: &PlotSpec) -> Vec<Panel> {
         .enumerate()
         .map(|(di, d)| {
             let mut series = Vec::new();
+            // With `envelope`, the instances of one grid are one series (drawn at its first
+            // instance, in that instance's colour).
+            let higher = plan.metric(&plot.metric).higher_is_better;
             for (si, sv) in plan.solvers.iter().enumerate() {
                 if !plot.solvers.is_empty()
-                    && !plot.solvers.iter().any(|s| *s == sv.label || s == sv.name)
+                    && !plot
+                        .solvers
+                        .iter()
+                        .any(|s| *s == sv.label || s == sv.name || *s == sv.series)
                 {
                     continue;
                 }
+                let members: Vec<usize> = if plot.envelope {
+                    if plan.solvers[..si].iter().any(|o| o.series == sv.series) {
+                        continue;
+                    }
+                    (si..plan.solvers.len())
+                        .filter(|&o| plan.solvers[o].series == sv.series)
+                        .collect()
+                } else {
+                    vec![si]
+                };
+                let label = if members.len() > 1 {
+                    format!("{} (best of {})", sv.series, members.len())
+                } else {
+                    sv.label.clone()
+                };
                 for (seti, set) in sets.iter().enumerate() {
-                    let points = res.curve(di, si, set, &plot.metric, &plot.x, plot.k);
+                    let curves: Vec<Vec<CurvePoint>> = members
+                        .iter()
+                        .map(|&m| res.curve(di, m, set, &plot.metric, &plot.x, plot.k))
+                        .collect();
+                    let points = if members.len() > 1 {
+                        envelope(&curves, higher)
+                    } else {
+                        curves.into_iter().next().unwrap_or_default()
+                    };
                     if points.is_empty() {
                         continue;
                     }
                     let name = if sets.len() > 1 {
-                        format!("{} ({set})", sv.label)
+                        format!("{label} ({set})")
                     } else {
-                        sv.label.clone()
+                        label.clone()
                     };
                     // Train/validation curves are their test curve's colour, dashed; other
                     // sets (e.g. the simulated raters' per-query sets) get colours of their own.
@@ -115,6 +144,28 @@ fn panels(res: &ExperimentResults<'_>, plot: &PlotSpec) -> Vec<Panel> {
                 series,
                 chance: chance.flatten(),
             }
+        })
+        .collect()
+}
+
+/// The best of several curves at every x of any of them: each curve's value at its last point
+/// at or before x (curves with no point yet are left out), the best mean chosen with its
+/// spread. `higher` says which way is better.
+pub fn envelope(curves: &[Vec<CurvePoint>], higher: bool) -> Vec<CurvePoint> {
+    let mut xs: Vec<f64> = curves.iter().flatten().map(|p| p.x).collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    xs.into_iter()
+        .filter_map(|x| {
+            curves
+                .iter()
+                .filter_map(|c| c.iter().take_while(|p| p.x <= x).last())
+                .map(|p| p.y)
+                .reduce(|a, b| {
+                    let b_better = if higher { b.mean > a.mean } else { b.mean < a.mean };
+                    if b_better { b } else { a }
+                })
+                .map(|y| CurvePoint { x, y })
         })
         .collect()
 }
@@ -1839,6 +1890,47 @@ fn marker<DB: DrawingBackend>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn pts(xy: &[(f64, f64)]) -> Vec<CurvePoint> {
+        xy.iter()
+            .map(|&(x, mean)| CurvePoint {
+                x,
+                y: Stat {
+                    mean,
+                    sd: x,
+                    sem: 0.0,
+                    n: 3,
+                },
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_envelope_takes_each_curves_last_point_and_the_best_mean() {
+        // A fast low-rank model early, a slow high-rank one that overtakes it.
+        let fast = pts(&[(1.0, 0.2), (2.0, 0.3), (4.0, 0.35)]);
+        let slow = pts(&[(3.0, 0.1), (5.0, 0.5)]);
+        let e = envelope(&[fast.clone(), slow.clone()], true);
+        let got: Vec<(f64, f64, f64)> = e.iter().map(|p| (p.x, p.y.mean, p.y.sd)).collect();
+        // At x = 3 the slow model (0.1) has started but the fast one's 0.3 (from x = 2) wins;
+        // at x = 5 the slow one's 0.5 beats the fast one's last value 0.35, with its own SD.
+        assert_eq!(
+            got,
+            vec![
+                (1.0, 0.2, 1.0),
+                (2.0, 0.3, 2.0),
+                (3.0, 0.3, 2.0),
+                (4.0, 0.35, 4.0),
+                (5.0, 0.5, 5.0)
+            ]
+        );
+        // Lower is better: the smallest mean at each x.
+        let low: Vec<f64> = envelope(&[fast, slow], false)
+            .iter()
+            .map(|p| p.y.mean)
+            .collect();
+        assert_eq!(low, vec![0.2, 0.3, 0.1, 0.1, 0.35]);
+    }
 
     #[test]
     fn y_ranges_show_the_data_not_zero() {

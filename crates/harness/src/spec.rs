@@ -259,6 +259,13 @@ pub struct PlotSpec {
     /// show the exponent in the legend.
     #[serde(default)]
     pub fit_power: bool,
+    /// With `x = "step"` or `"seconds"`: the instances of a solver grid (LORETA at ranks 10
+    /// ... 400) are drawn as ONE series, the best of them at every x: each instance's value
+    /// at its last point at or before x, the instance with the best mean chosen, its spread
+    /// shown ("the best performing model at each time point", LORETA's F11). Instances that
+    /// have no point yet at x do not take part.
+    #[serde(default)]
+    pub envelope: bool,
     /// Draw chance performance as a black dashed line labelled "Random".
     #[serde(default)]
     pub chance: bool,
@@ -918,6 +925,15 @@ impl LoadedSpec {
                     format!("plot `{}`: `x = \"param\"` goes with `x_param`", p.id),
                 ));
             }
+            if p.envelope && !matches!(p.x, XAxis::Step | XAxis::Seconds) {
+                return Err(self.error_at_key(
+                    &["plots", &i.to_string(), "envelope"],
+                    format!(
+                        "plot `{}`: `envelope` needs `x = \"step\"` or `x = \"seconds\"`",
+                        p.id
+                    ),
+                ));
+            }
         }
         for (i, c) in s.claims.iter().enumerate() {
             if let Some(vd) = &c.versus_dataset
@@ -1074,6 +1090,23 @@ name = "oasis"
                 .unwrap(),
             vec![0, 50, 100]
         );
+    }
+
+    #[test]
+    fn an_envelope_needs_a_step_or_seconds_axis() {
+        let plot = |x: &str| {
+            format!(
+                "{MINIMAL}\n[[plots]]\nid = \"p\"\ntitle = \"p\"\nx = \"{x}\"\nmetric = \"map\"\n\
+                 x_label = \"x\"\ny_label = \"y\"\nenvelope = true\n"
+            )
+        };
+        assert!(parse(&plot("seconds")).is_ok());
+        assert!(parse(&plot("step")).is_ok());
+        let src = plot("k");
+        let e = parse(&src).unwrap_err();
+        let at = src.lines().position(|l| l.starts_with("envelope")).unwrap() + 1;
+        assert_eq!(e.line, Some(at), "{e}");
+        assert!(e.to_string().contains("`envelope` needs"), "{e}");
     }
 
     #[test]
