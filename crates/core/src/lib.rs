@@ -13,6 +13,7 @@
 
 pub mod data;
 pub mod explained_variance;
+pub mod gmm;
 pub mod kendall;
 pub mod metrics;
 pub mod model;

@@ -13,6 +13,7 @@ pub mod expression;
 pub mod fetch;
 pub mod formats;
 pub mod fsutil;
+pub mod gmm;
 pub mod identity;
 pub mod imagenet;
 pub mod mnist;

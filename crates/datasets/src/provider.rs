@@ -31,6 +31,8 @@ pub mod kinds {
     pub const EXPRESSION: &str = "an expression matrix";
     /// [`crate::web::WebData`]: the web stand-in with its clicks and concepts.
     pub const WEB: &str = "web stand-in images";
+    /// [`dyad_core::gmm::GmmSpec`]: a Gaussian mixture's description, drawn by the task.
+    pub const GMM: &str = "a Gaussian-mixture description";
 }
 
 /// Loaded data: a value of the provider's kind, and for a stand-in the ground truth it was

@@ -220,6 +220,7 @@ pub static PROVIDERS: &[&dyn Provider] = &[
     &crate::prostate::provider::ProstateStandinProvider,
     &crate::allen::provider::AllenProvider,
     &crate::allen::provider::AllenStandinProvider,
+    &crate::gmm::GmmProvider,
 ];
 
 /// The provider named `name`.

@@ -68,6 +68,7 @@ fn panels(res: &ExperimentResults<'_>, plot: &PlotSpec) -> Vec<Panel> {
     plan.datasets
         .iter()
         .enumerate()
+        .filter(|(_, d)| plot.datasets.is_empty() || plot.datasets.contains(&d.id))
         .map(|(di, d)| {
             let mut series = Vec::new();
             // With `envelope`, the instances of one grid are one series (drawn at its first
@@ -127,6 +128,13 @@ fn panels(res: &ExperimentResults<'_>, plot: &PlotSpec) -> Vec<Panel> {
                     });
                 }
             }
+            if let Some(r) = &plot.reference {
+                let set = sets.iter().find(|s| *s == "test").unwrap_or(&sets[0]);
+                let points = (0..plan.solvers.len())
+                    .map(|si| res.curve(di, si, set, &r.metric, &plot.x, plot.k))
+                    .find(|p| !p.is_empty());
+                series.extend(points.map(|points| reference(r, points)));
+            }
             let chance = plot.chance.then(|| {
                 let set = sets.iter().find(|s| *s == "test").unwrap_or(&sets[0]);
                 (0..plan.solvers.len())
@@ -148,6 +156,16 @@ fn panels(res: &ExperimentResults<'_>, plot: &PlotSpec) -> Vec<Panel> {
         .collect()
 }
 
+/// The series of a plot's reference metric: black, solid.
+fn reference(r: &crate::spec::ReferenceSeries, points: Vec<CurvePoint>) -> Series {
+    Series {
+        name: r.label.clone(),
+        color: BLACK,
+        dashed: false,
+        points,
+    }
+}
+
 /// The best of several curves at every x of any of them: each curve's value at its last point
 /// at or before x (curves with no point yet are left out), the best mean chosen with its
 /// spread. `higher` says which way is better.
@@ -162,7 +180,11 @@ pub fn envelope(curves: &[Vec<CurvePoint>], higher: bool) -> Vec<CurvePoint> {
                 .filter_map(|c| c.iter().take_while(|p| p.x <= x).last())
                 .map(|p| p.y)
                 .reduce(|a, b| {
-                    let b_better = if higher { b.mean > a.mean } else { b.mean < a.mean };
+                    let b_better = if higher {
+                        b.mean > a.mean
+                    } else {
+                        b.mean < a.mean
+                    };
                     if b_better { b } else { a }
                 })
                 .map(|y| CurvePoint { x, y })
@@ -246,7 +268,10 @@ fn param_panel(
     // Instances of one spec solver whose grid sets the parameter (LORETA at ranks 10 ...
     // 400) form one series per data set, in the colour of its first instance.
     let mut grid_series: Vec<(String, usize, Vec<CurvePoint>)> = Vec::new();
-    let several = plan.datasets.len() > 1;
+    let drawn_set = |d: &crate::plan::DatasetInstance| {
+        plot.datasets.is_empty() || plot.datasets.contains(&d.id)
+    };
+    let several = plan.datasets.iter().filter(|d| drawn_set(d)).count() > 1;
     // The plot's `solvers` (labels, registry names or a grid's series label), else all.
     let drawn = |sv: &crate::plan::SolverInstance| {
         plot.solvers.is_empty()
@@ -265,7 +290,12 @@ fn param_panel(
         else {
             continue;
         };
-        for (di, d) in plan.datasets.iter().enumerate() {
+        for (di, d) in plan
+            .datasets
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| drawn_set(d))
+        {
             let Some(p) = res.point_at(di, si, set, &plot.metric, plot.k, x) else {
                 continue;
             };
@@ -300,12 +330,17 @@ fn param_panel(
         if !drawn(sv) || param.iter().any(|p| sv.grid_point.contains_key(p)) {
             continue;
         }
-        let points = res.param_series(si, set, &plot.metric, plot.k, param);
+        let points = res.param_series(si, set, &plot.metric, plot.k, param, &plot.datasets);
         if points.is_empty() {
             // A solver the parameter does not apply to (OASIS beside AROMA's r sweep): its
             // final value on each data set, dashed across the grid's range.
             let Some((lo, hi)) = grid_range else { continue };
-            for (di, d) in plan.datasets.iter().enumerate() {
+            for (di, d) in plan
+                .datasets
+                .iter()
+                .enumerate()
+                .filter(|(_, d)| drawn_set(d))
+            {
                 let Some(p) = res.point_at(di, si, set, &plot.metric, plot.k, lo) else {
                     continue;
                 };
@@ -342,6 +377,12 @@ fn param_panel(
             dashed: false,
             points,
         });
+    }
+    if let Some(r) = &plot.reference {
+        let points = (0..plan.solvers.len())
+            .map(|si| res.param_series(si, set, &r.metric, plot.k, param, &plot.datasets))
+            .find(|p| !p.is_empty());
+        series.extend(points.map(|points| reference(r, points)));
     }
     for (oi, o) in plot.overlays.iter().enumerate() {
         let color = PALETTE[(plan.solvers.len() + oi) % PALETTE.len()];
@@ -399,7 +440,7 @@ fn param_panel(
     let synthetic: Vec<&str> = plan
         .datasets
         .iter()
-        .filter(|d| d.resolved.synthetic)
+        .filter(|d| d.resolved.synthetic && drawn_set(d))
         .map(|d| d.id.as_str())
         .collect();
     let caption = if synthetic.is_empty() {

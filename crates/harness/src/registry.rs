@@ -20,7 +20,10 @@ use dyad_algorithms::baselines::matrix_perceptron::MatrixPerceptronConfig;
 use dyad_algorithms::baselines::mcml::McmlConfig;
 use dyad_algorithms::baselines::naive_psd_gd::NaivePsdGdConfig;
 use dyad_algorithms::baselines::pa_v2::PaV2Config;
-use dyad_algorithms::givens::{GivensSpcaConfig, SparsePca, StreamingGivensSpcaConfig};
+use dyad_algorithms::baselines::tensor_power::TensorPowerConfig;
+use dyad_algorithms::givens::{
+    GivensSpcaConfig, GivensTensorConfig, SparsePca, StreamingGivensSpcaConfig, TensorDecomposer,
+};
 use dyad_algorithms::loreta::{LoretaConfig, LoretaLabelsConfig, LoretaPsdConfig};
 use dyad_algorithms::oasis::{DissimOasisConfig, OasisConfig, OasisParallelConfig};
 use dyad_algorithms::{Checked, LabelRanker, ParamError, Ranker};
@@ -130,6 +133,17 @@ where
     C: SparsePca + Checked + DeserializeOwned + Serialize + 'static,
 {
     family::<C, dyn SparsePca>(v, |c| c.is_iterative(), |c| Box::new(c))
+}
+
+/// The family of [`TensorDecomposer`]s (Givens spec §4, §5.2).
+pub const TENSOR_DECOMPOSITION: &str = "tensor-decomposer";
+
+/// Build a [`TensorDecomposer`] from spec parameters (as [`ranker`]).
+pub fn tensor_decomposer<C>(v: toml::Value) -> Result<BuiltSolver, ParamError>
+where
+    C: TensorDecomposer + Checked + DeserializeOwned + Serialize + 'static,
+{
+    family::<C, dyn TensorDecomposer>(v, |c| c.is_iterative(), |c| Box::new(c))
 }
 
 /// Deserialize a configuration; a bad key or value is a [`ParamError`] naming its path.
@@ -585,6 +599,40 @@ pub static SOLVERS: &[SolverEntry] = &[
             LOOP[0],
         ],
         build: sparse_pca::<GPowerConfig>,
+    },
+    // ---- Orthogonal tensor decomposition (Givens spec §4, §5.2) ----
+    SolverEntry {
+        name: "givens-tensor",
+        label: "Givens",
+        description: "Algorithm 3: Givens coordinate maximisation of sum_k T(u_k, u_k, u_k) over O_K with the closed-form angle; `lazy = true` is Algorithm 6 (entries from the samples) (spec §4.2-4.4)",
+        family: TENSOR_DECOMPOSITION,
+        version: 1,
+        sources: &[
+            "algorithms/src/givens/tensor.rs",
+            "algorithms/src/givens/lazy_tensor.rs",
+            "algorithms/src/givens/coordinate.rs",
+            "algorithms/src/givens/rotation.rs",
+            "algorithms/src/givens/angle.rs",
+            "algorithms/src/givens/flops.rs",
+            "algorithms/src/givens/mod.rs",
+            LOOP[0],
+        ],
+        build: tensor_decomposer::<GivensTensorConfig>,
+    },
+    SolverEntry {
+        name: "tensor-power",
+        label: "TPM",
+        description: "robust tensor power method (Anandkumar et al. 2012, Algorithm 1): `restarts` L, `iterations` N per restart and polish, deflation; one step = one component (spec §5.2)",
+        family: TENSOR_DECOMPOSITION,
+        version: 1,
+        sources: &[
+            "algorithms/src/baselines/tensor_power.rs",
+            "algorithms/src/givens/tensor.rs",
+            "algorithms/src/givens/flops.rs",
+            "algorithms/src/givens/mod.rs",
+            LOOP[0],
+        ],
+        build: tensor_decomposer::<TensorPowerConfig>,
     },
     // Python peers (README "Python peers"): their scripts' sha256 is in their canonical
     // parameters, so editing a script recomputes its cells without a version bump.

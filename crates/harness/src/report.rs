@@ -371,6 +371,7 @@ fn pivot_tables(res: &ExperimentResults<'_>, t: &crate::spec::TableSpec) -> Vec<
     };
     plan.datasets
         .iter()
+        .filter(|d| t.datasets.is_empty() || t.datasets.contains(&d.id))
         .map(|d| {
             let mut head = vec![format!(
                 "{}{}",

@@ -455,8 +455,10 @@ impl<'a> ExperimentResults<'a> {
         metric: &str,
         k: Option<u32>,
         x_param: &[String],
+        datasets: &[String],
     ) -> Vec<CurvePoint> {
         let mut points: Vec<CurvePoint> = (0..self.plan.datasets.len())
+            .filter(|&di| datasets.is_empty() || datasets.contains(&self.plan.datasets[di].id))
             .filter_map(|di| self.param_point(di, solver, set, metric, k, x_param))
             .collect();
         points.sort_by(|a, b| a.x.total_cmp(&b.x));

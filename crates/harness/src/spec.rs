@@ -240,6 +240,9 @@ pub struct PlotSpec {
     /// Sets to draw (default: all evaluated).
     #[serde(default)]
     pub sets: Vec<String>,
+    /// Data sets to draw, by id (default: all).
+    #[serde(default)]
+    pub datasets: Vec<String>,
     /// Solvers to draw, by label, registry name or a grid's series label (the spec solver's
     /// label without the grid point) (default: all).
     #[serde(default)]
@@ -266,6 +269,10 @@ pub struct PlotSpec {
     /// have no point yet at x do not take part.
     #[serde(default)]
     pub envelope: bool,
+    /// A metric the cells record beside the solver's result (e.g. `optimal_nmi`, clustering
+    /// by the true parameters), drawn once in black with its label.
+    #[serde(default)]
+    pub reference: Option<ReferenceSeries>,
     /// Draw chance performance as a black dashed line labelled "Random".
     #[serde(default)]
     pub chance: bool,
@@ -274,6 +281,14 @@ pub struct PlotSpec {
     /// Extra series given as numbers (e.g. literature runtimes), drawn dashed.
     #[serde(default)]
     pub overlays: Vec<Overlay>,
+}
+
+/// A reference series of a plot: `metric` as the first solver that records it has it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReferenceSeries {
+    pub metric: String,
+    pub label: String,
 }
 
 /// A series of given points (not computed by dyad), e.g. published runtimes.
@@ -304,6 +319,9 @@ pub struct TableSpec {
     /// Column solvers (labels or registry names; default: all).
     #[serde(default)]
     pub solvers: Vec<String>,
+    /// Data sets to tabulate, by id (default: all, one table each).
+    #[serde(default)]
+    pub datasets: Vec<String>,
     #[serde(default = "default_set")]
     pub set: String,
 }
@@ -925,6 +943,16 @@ impl LoadedSpec {
                     format!("plot `{}`: `x = \"param\"` goes with `x_param`", p.id),
                 ));
             }
+            if let Some(bad) = p
+                .datasets
+                .iter()
+                .find(|d| !s.datasets.iter().any(|x| &x.id == *d))
+            {
+                return Err(self.error_at_key(
+                    &["plots", &i.to_string(), "datasets"],
+                    format!("plot `{}`: no data set with id \"{bad}\"", p.id),
+                ));
+            }
             if p.envelope && !matches!(p.x, XAxis::Step | XAxis::Seconds) {
                 return Err(self.error_at_key(
                     &["plots", &i.to_string(), "envelope"],
@@ -932,6 +960,18 @@ impl LoadedSpec {
                         "plot `{}`: `envelope` needs `x = \"step\"` or `x = \"seconds\"`",
                         p.id
                     ),
+                ));
+            }
+        }
+        for (i, t) in s.tables.iter().enumerate() {
+            if let Some(bad) = t
+                .datasets
+                .iter()
+                .find(|d| !s.datasets.iter().any(|x| &x.id == *d))
+            {
+                return Err(self.error_at_key(
+                    &["tables", &i.to_string(), "datasets"],
+                    format!("table `{}`: no data set with id \"{bad}\"", t.id),
                 ));
             }
         }

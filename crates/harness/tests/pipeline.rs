@@ -746,7 +746,7 @@ fn parameter_axes_fit_power_laws_across_providers() {
     assert_eq!(res.dataset_param("small", &names), Some(12.0));
     let si = res.solvers_named("euclidean")[0];
     let xs: Vec<f64> = res
-        .param_series(si, "test", "map", None, &names)
+        .param_series(si, "test", "map", None, &names, &[])
         .iter()
         .map(|p| p.x)
         .collect();
@@ -1060,7 +1060,7 @@ versus_dataset = "twin"
     assert_eq!(res.dataset_param("twin", &rank), Some(30.0));
     let si = res.solvers_named("oasis")[0];
     let xs: Vec<f64> = res
-        .param_series(si, "test", "map", None, &rank)
+        .param_series(si, "test", "map", None, &rank, &[])
         .iter()
         .map(|p| p.x)
         .collect();

@@ -14,6 +14,7 @@ pub mod human;
 pub mod label_ranking;
 pub mod ranking;
 pub mod sparse_pca;
+pub mod tensor_decomposition;
 
 use crate::cache::Record;
 use crate::plan::{DatasetInstance, SolverInstance};
@@ -188,6 +189,7 @@ pub static TASKS: &[&dyn Task] = &[
     &human::HumanEvaluationTask,
     &label_ranking::LabelRankingTask,
     &sparse_pca::SparsePcaTask,
+    &tensor_decomposition::TensorDecompositionTask,
 ];
 
 /// The task selecting table `table`.
