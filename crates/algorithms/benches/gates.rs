@@ -1,6 +1,7 @@
 //! Instruction-count gates of the hot kernels: one OASIS PA-I step at MNIST and at 20
 //! Newsgroups densities, one LORETA-1 step (at n = m = 1,000 and at issue 13's 10,000), one
-//! d-AROMA and one f-AROMA round, one Givens rotation. Each kernel runs a fixed, seeded workload under valgrind's callgrind,
+//! d-AROMA and one f-AROMA round, one Givens rotation (d = 100, 1,000, 10,000) and one sweep
+//! of Givens tensor decomposition. Each kernel runs a fixed, seeded workload under valgrind's callgrind,
 //! counting only the instructions executed inside [`measured`]
 //! (`--collect-atstart=no --toggle-collect=*gate_measured*`), and the count per operation is
 //! compared with the baseline committed in `results/references/instructions.json`: more than
@@ -23,11 +24,13 @@
 
 use dyad_algorithms::aroma::{DiagonalAroma, FactoredAroma, Update};
 use dyad_algorithms::fixtures::random_sparse;
-use dyad_algorithms::givens::Givens;
+use dyad_algorithms::fixtures::planted_orthogonal_tensor;
+use dyad_algorithms::givens::{Givens, GivensTensorConfig, MomentTensor, TensorDecomposer};
 use dyad_algorithms::loreta::init::gaussian;
 use dyad_algorithms::loreta::{Loreta1, PinvTolerances, ScaledSparse};
 use dyad_algorithms::oasis::{BilinearModel, StepScratch};
-use dyad_core::{SparseVec, seeded};
+use dyad_core::observe::NullObserver;
+use dyad_core::{Schedule, SparseVec, seeded};
 use serde::{Deserialize, Serialize};
 use sprs::CsVec;
 use std::collections::BTreeMap;
@@ -149,10 +152,9 @@ fn loreta1_10k(ops: u64) {
     });
 }
 
-/// `ops` Givens rotations applied in place to a pair of columns of length 1,000 (the O(d)
+/// `ops` Givens rotations applied in place to a pair of columns of length `d` (the O(d)
 /// kernel every Givens step uses on its column-major matrices).
-fn givens_rotation(ops: u64) {
-    let d = 1_000;
+fn givens_rotations(d: usize, ops: u64) {
     let mut x: Vec<f64> = (0..d).map(|i| ((i * 31) % 97) as f64 / 97.0).collect();
     let mut y: Vec<f64> = (0..d).map(|i| ((i * 17) % 89) as f64 / 89.0).collect();
     let mut t = 0usize;
@@ -164,6 +166,35 @@ fn givens_rotation(ops: u64) {
         }
     });
     black_box((&x, &y));
+}
+
+fn givens_rotation_100(ops: u64) {
+    givens_rotations(100, ops);
+}
+fn givens_rotation(ops: u64) {
+    givens_rotations(1_000, ops);
+}
+fn givens_rotation_10k(ops: u64) {
+    givens_rotations(10_000, ops);
+}
+
+/// `ops` sweeps of Algorithm 3 (K(K-1)/2 = 190 coordinate steps each, closed-form angle) on a
+/// noisy orthogonally decomposable 20 x 20 x 20 tensor, the size of the paper's GMM
+/// experiments (setting up the problem, a copy of the tensor, is counted too: it is 1 % of a
+/// sweep).
+fn givens_tensor_sweeps(ops: u64) {
+    let planted = planted_orthogonal_tensor(20, 0.1, 7);
+    let input = MomentTensor::Dense(planted.tensor);
+    let config = GivensTensorConfig {
+        tolerance: 0.0,
+        ..GivensTensorConfig::default()
+    };
+    let schedule = Schedule::new(vec![190 * ops]);
+    gate_measured(&mut || {
+        config
+            .fit(&input, &schedule, &mut seeded(2), &mut NullObserver)
+            .expect("decomposes");
+    });
 }
 
 /// Query rows and object differences at 20 Newsgroups density (d = 1,000, 30 non-zeros a
@@ -249,10 +280,28 @@ static GATES: &[Gate] = &[
         run: f_aroma,
     },
     Gate {
+        name: "givens_rotation_100",
+        about: "one Givens rotation of two columns, d = 100",
+        ops: 2000,
+        run: givens_rotation_100,
+    },
+    Gate {
         name: "givens_rotation",
         about: "one Givens rotation of two columns, d = 1,000",
         ops: 2000,
         run: givens_rotation,
+    },
+    Gate {
+        name: "givens_rotation_10k",
+        about: "one Givens rotation of two columns, d = 10,000",
+        ops: 200,
+        run: givens_rotation_10k,
+    },
+    Gate {
+        name: "givens_tensor_sweep",
+        about: "one sweep (190 coordinate steps) of Givens tensor decomposition, K = 20",
+        ops: 5,
+        run: givens_tensor_sweeps,
     },
 ];
 
