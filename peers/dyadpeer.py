@@ -12,12 +12,18 @@ dyad runs `python peers/<script>.py DIR` in the peers' virtual environment, with
                    training steps 1..budget, exactly the triplets dyad's OASIS would draw
                    (triplet learners only)
 
+or, for learners of a dense data matrix (sparse PCA), instead of x.npz and labels.npy:
+
+  a.npy            float64, (dim, n): rows = variables (genes), columns = samples; meta.json
+                   then has "matrix": "a.npy"
+
 The script writes, under DIR/out/, one model per checkpoint (a d x d float64 .npy: `W` of a
 bilinear similarity p^T W q, or `M` of a Mahalanobis distance; or, for kind "lowrank", the
 two factors of W = A B^T, each a d x k float64 .npy, `file` holding A and `file_b` B, so a
-rank-k model never travels as d x d) and, last, report.json:
+rank-k model never travels as d x d; for kind "loadings", the dim x m loadings Z with the
+script's own final objective in the entry's "objective") and, last, report.json:
 
-  {"protocol": 1, "kind": "bilinear" | "mahalanobis" | "lowrank",
+  {"protocol": 1, "kind": "bilinear" | "mahalanobis" | "lowrank" | "loadings",
    "checkpoints": [{"step": s, "seconds": t, "file": "model_<s>.npy"}, ...]}
 
 with one entry per requested checkpoint, in order; `seconds` is the script's own training
@@ -45,7 +51,7 @@ import numpy as np  # noqa: E402
 import scipy.sparse  # noqa: E402
 
 PROTOCOL = 1
-KINDS = ("bilinear", "mahalanobis", "lowrank")
+KINDS = ("bilinear", "mahalanobis", "lowrank", "loadings")
 
 
 class Clock:
@@ -82,13 +88,21 @@ class Run:
             )
         self.params = meta["params"]
         self.seed = int(meta["seed"])
-        self.x = scipy.sparse.load_npz(os.path.join(directory, "x.npz")).tocsr()
-        self.labels = np.load(os.path.join(directory, "labels.npy"))
         self.checkpoints = [int(s) for s in np.load(os.path.join(directory, "checkpoints.npy"))]
-        path = os.path.join(directory, "triplets.npy")
-        self.triplets = np.load(path) if os.path.exists(path) else None
-        if self.x.shape != (meta["n"], meta["dim"]) or len(self.labels) != meta["n"]:
-            raise ValueError("inputs disagree with meta.json on the number of rows or features")
+        if "matrix" in meta:
+            # A dense data matrix (dim x n), no rows or labels.
+            self.a = np.load(os.path.join(directory, meta["matrix"]))
+            self.x, self.labels, self.triplets = None, None, None
+            if self.a.shape != (meta["dim"], meta["n"]):
+                raise ValueError("a.npy disagrees with meta.json on its shape")
+        else:
+            self.a = None
+            self.x = scipy.sparse.load_npz(os.path.join(directory, "x.npz")).tocsr()
+            self.labels = np.load(os.path.join(directory, "labels.npy"))
+            path = os.path.join(directory, "triplets.npy")
+            self.triplets = np.load(path) if os.path.exists(path) else None
+            if self.x.shape != (meta["n"], meta["dim"]) or len(self.labels) != meta["n"]:
+                raise ValueError("inputs disagree with meta.json on the number of rows or features")
         self.out = os.path.join(directory, "out")
         os.makedirs(self.out, exist_ok=True)
         self.clock = Clock()
@@ -119,14 +133,16 @@ class Run:
         """The seed as a NumPy / scikit-learn random_state (32 bits)."""
         return self.seed % (2**32)
 
-    def report(self, step, model):
+    def report(self, step, model, objective=None):
         """Write the model after `step` steps, off the clock: a matrix, or for kind "lowrank"
-        the pair of factors (A, B) of W = A B^T."""
+        the pair of factors (A, B) of W = A B^T; kind "loadings" also gives the objective."""
         seconds = self.clock.pause()
         save = lambda name, m: np.save(  # noqa: E731
             os.path.join(self.out, name), np.ascontiguousarray(m, dtype=np.float64)
         )
         entry = {"step": int(step), "seconds": seconds}
+        if objective is not None:
+            entry["objective"] = float(objective)
         if self.kind == "lowrank":
             a, b = model
             entry["file"], entry["file_b"] = f"model_{int(step)}_a.npy", f"model_{int(step)}_b.npy"

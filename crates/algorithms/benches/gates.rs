@@ -23,8 +23,8 @@
 //! dependencies) built in CI to do what this file does with valgrind alone.
 
 use dyad_algorithms::aroma::{DiagonalAroma, FactoredAroma, Update};
-use dyad_algorithms::fixtures::random_sparse;
 use dyad_algorithms::fixtures::planted_orthogonal_tensor;
+use dyad_algorithms::fixtures::random_sparse;
 use dyad_algorithms::givens::{Givens, GivensTensorConfig, MomentTensor, TensorDecomposer};
 use dyad_algorithms::loreta::init::gaussian;
 use dyad_algorithms::loreta::{Loreta1, PinvTolerances, ScaledSparse};

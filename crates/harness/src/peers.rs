@@ -23,6 +23,7 @@
 pub mod npy;
 
 use crate::registry::{BuiltSolver, typed};
+use dyad_algorithms::givens::{SparsePca, SparsePcaModel};
 use dyad_algorithms::loreta::LowRankModel;
 use dyad_algorithms::metric::Mahalanobis;
 use dyad_algorithms::oasis::BilinearModel;
@@ -67,6 +68,9 @@ pub enum PeerModel {
     Mahalanobis,
     /// The factors `A`, `B` (`d x k` each) of the bilinear `W = A B^T` ([`LowRankModel`]).
     LowRank,
+    /// Sparse loadings `Z` (`d x m`) of a data matrix ([`SparsePcaModel`]), with the script's
+    /// own objective.
+    Loadings,
 }
 
 impl PeerModel {
@@ -75,6 +79,7 @@ impl PeerModel {
             PeerModel::Bilinear => "bilinear",
             PeerModel::Mahalanobis => "mahalanobis",
             PeerModel::LowRank => "lowrank",
+            PeerModel::Loadings => "loadings",
         }
     }
 }
@@ -543,12 +548,22 @@ pub fn peer_in<P: PeerParams>(v: toml::Value, env: &PeerEnv) -> Result<BuiltSolv
     ))
 }
 
+fn external(msg: String) -> AlgoError {
+    AlgoError::External(msg)
+}
+
+fn input_error(what: &str, e: std::io::Error) -> AlgoError {
+    external(format!("writing peer input {what}: {e}"))
+}
+
 /// A model a script reported: a `d x d` matrix (`W` or `M`), or the factors `A`, `B`
 /// (`d x k` each) of `W = A B^T`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PeerMatrix {
     Square(Array2<f64>),
     Factors(Array2<f64>, Array2<f64>),
+    /// Loadings `Z` (`d x m`) and the script's objective.
+    Columns(Array2<f64>, f64),
 }
 
 impl PeerMatrix {
@@ -557,6 +572,7 @@ impl PeerMatrix {
         match self {
             PeerMatrix::Square(m) => m.clone(),
             PeerMatrix::Factors(a, b) => a.dot(&b.t()),
+            PeerMatrix::Columns(z, _) => z.clone(),
         }
     }
 }
@@ -652,7 +668,84 @@ impl PeerRanker {
         schedule: &Schedule,
         rng: &mut Rng,
     ) -> Result<Vec<(u64, f64, PeerMatrix)>, AlgoError> {
-        let fail = |msg: String| AlgoError::External(msg);
+        let (n, d) = (train.n(), train.dim());
+        let triplets = self.script.triplets;
+        self.execute(schedule, rng, d, &mut |dir, steps, rng| {
+            // Inputs: triplets first, then the seed, both from `rng` (the triplets are exactly
+            // the ones dyad's OASIS draws from the same generator).
+            let budget = *steps.last().expect("non-empty");
+            if triplets {
+                let sampler = TripletSampler::new(train)?;
+                let n = usize::try_from(budget)
+                    .ok()
+                    .and_then(|b| b.checked_mul(3))
+                    .ok_or_else(|| external(format!("{budget} triplets do not fit in memory")))?;
+                let mut t = Vec::with_capacity(n);
+                for _ in 0..budget {
+                    let x = sampler.sample(rng);
+                    t.extend_from_slice(&[x.query, x.positive, x.negative]);
+                }
+                npy::write_npy(
+                    &dir.join("triplets.npy"),
+                    &Array::indices(&[budget as usize, 3], &t),
+                )
+                .map_err(|e| input_error("triplets.npy", e))?;
+            }
+            let x = &train.x;
+            let (mut data, mut indices, mut indptr) = (Vec::new(), Vec::new(), vec![0usize]);
+            for row in x.outer_iterator() {
+                data.extend_from_slice(row.data());
+                indices.extend_from_slice(row.indices());
+                indptr.push(indices.len());
+            }
+            npy::write_npz(
+                &dir.join("x.npz"),
+                &[
+                    ("data", Array::f64(&[data.len()], &data)),
+                    ("indices", Array::indices(&[indices.len()], &indices)),
+                    ("indptr", Array::indices(&[indptr.len()], &indptr)),
+                    ("shape", Array::i64(&[2], &[n as i64, d as i64])),
+                    ("format", Array::bytes_scalar("csr")),
+                ],
+            )
+            .map_err(|e| input_error("x.npz", e))?;
+            let labels: Vec<i64> = train.labels.iter().map(|&l| i64::from(l)).collect();
+            npy::write_npy(&dir.join("labels.npy"), &Array::i64(&[n], &labels))
+                .map_err(|e| input_error("labels.npy", e))?;
+            Ok(serde_json::json!({ "n": n, "dim": d }))
+        })
+    }
+
+    /// Run the script on a dense data matrix `a` (`d x n`, written as `a.npy`; rows = the
+    /// models' rows), for the families that learn from one (sparse PCA).
+    pub fn run_on_matrix(
+        &self,
+        a: ndarray::ArrayView2<'_, f64>,
+        schedule: &Schedule,
+        rng: &mut Rng,
+    ) -> Result<Vec<(u64, f64, PeerMatrix)>, AlgoError> {
+        let (d, n) = a.dim();
+        self.execute(schedule, rng, d, &mut |dir, _, _| {
+            let values: Vec<f64> = a.iter().copied().collect();
+            npy::write_npy(&dir.join("a.npy"), &Array::f64(&[d, n], &values))
+                .map_err(|e| input_error("a.npy", e))?;
+            Ok(serde_json::json!({ "n": n, "dim": d, "matrix": "a.npy" }))
+        })
+    }
+
+    /// The common part of a run: check the files, write the inputs (`write` gets the
+    /// directory, the steps and `rng`, and returns the data's entries of meta.json), then the
+    /// checkpoints and meta.json (with a seed drawn from `rng` after the inputs), run the
+    /// script and read its report (models of `rows` rows).
+    #[allow(clippy::type_complexity)]
+    fn execute(
+        &self,
+        schedule: &Schedule,
+        rng: &mut Rng,
+        rows: usize,
+        write: &mut dyn FnMut(&Path, &[u64], &mut Rng) -> Result<serde_json::Value, AlgoError>,
+    ) -> Result<Vec<(u64, f64, PeerMatrix)>, AlgoError> {
+        let fail = external;
         let steps: Vec<u64> = if self.script.iterative {
             schedule.steps().to_vec()
         } else {
@@ -675,71 +768,29 @@ impl PeerRanker {
             .prefix("dyad-peer-")
             .tempdir()
             .map_err(|e| fail(format!("temporary directory: {e}")))?;
-        let io = |what: &str, e: std::io::Error| fail(format!("writing peer input {what}: {e}"));
-
-        // Inputs: triplets first, then the seed, both from `rng` (the triplets are exactly the
-        // ones dyad's OASIS draws from the same generator).
-        let budget = *steps.last().expect("non-empty");
-        if self.script.triplets {
-            let sampler = TripletSampler::new(train)?;
-            let n = usize::try_from(budget)
-                .ok()
-                .and_then(|b| b.checked_mul(3))
-                .ok_or_else(|| fail(format!("{budget} triplets do not fit in memory")))?;
-            let mut t = Vec::with_capacity(n);
-            for _ in 0..budget {
-                let x = sampler.sample(rng);
-                t.extend_from_slice(&[x.query, x.positive, x.negative]);
-            }
-            npy::write_npy(
-                &dir.path().join("triplets.npy"),
-                &Array::indices(&[budget as usize, 3], &t),
-            )
-            .map_err(|e| io("triplets.npy", e))?;
-        }
+        let data = write(dir.path(), &steps, rng)?;
         let seed: u64 = rng.random();
-        let x = &train.x;
-        let (n, d) = (train.n(), train.dim());
-        let (mut data, mut indices, mut indptr) = (Vec::new(), Vec::new(), vec![0usize]);
-        for row in x.outer_iterator() {
-            data.extend_from_slice(row.data());
-            indices.extend_from_slice(row.indices());
-            indptr.push(indices.len());
-        }
-        npy::write_npz(
-            &dir.path().join("x.npz"),
-            &[
-                ("data", Array::f64(&[data.len()], &data)),
-                ("indices", Array::indices(&[indices.len()], &indices)),
-                ("indptr", Array::indices(&[indptr.len()], &indptr)),
-                ("shape", Array::i64(&[2], &[n as i64, d as i64])),
-                ("format", Array::bytes_scalar("csr")),
-            ],
-        )
-        .map_err(|e| io("x.npz", e))?;
-        let labels: Vec<i64> = train.labels.iter().map(|&l| i64::from(l)).collect();
-        npy::write_npy(&dir.path().join("labels.npy"), &Array::i64(&[n], &labels))
-            .map_err(|e| io("labels.npy", e))?;
         let cps: Vec<i64> = steps.iter().map(|&s| s as i64).collect();
         npy::write_npy(
             &dir.path().join("checkpoints.npy"),
             &Array::i64(&[cps.len()], &cps),
         )
-        .map_err(|e| io("checkpoints.npy", e))?;
-        let meta = serde_json::json!({
+        .map_err(|e| input_error("checkpoints.npy", e))?;
+        let mut meta = serde_json::json!({
             "protocol": PROTOCOL,
             "solver": self.script.name,
             "params": self.params,
             "seed": seed,
-            "n": n,
-            "dim": d,
         });
+        if let (Some(m), serde_json::Value::Object(extra)) = (meta.as_object_mut(), data) {
+            m.extend(extra);
+        }
         std::fs::write(dir.path().join("meta.json"), meta.to_string())
-            .map_err(|e| io("meta.json", e))?;
+            .map_err(|e| input_error("meta.json", e))?;
 
         // Run, output captured in files (no pipe to fill).
         let (out_path, err_path) = (dir.path().join("stdout.txt"), dir.path().join("stderr.txt"));
-        let file = |p: &Path| std::fs::File::create(p).map_err(|e| io("output file", e));
+        let file = |p: &Path| std::fs::File::create(p).map_err(|e| input_error("output file", e));
         let mut cmd = Command::new(&python);
         cmd.arg(&script)
             .arg(dir.path())
@@ -772,12 +823,10 @@ impl PeerRanker {
                 tail(&text)
             )));
         }
-        self.read_report(dir.path(), &steps, d)
+        self.read_report(dir.path(), &steps, rows)
             .map_err(|e| fail(format!("peer script {}: {e}", script.display())))
     }
 
-    /// Read `out/report.json` and every model it names; checks the steps, the model kind, the
-    /// shapes, finiteness and the clock.
     fn read_report(
         &self,
         dir: &Path,
@@ -798,6 +847,9 @@ impl PeerRanker {
             /// `B` of a low-rank model (`file` is `A`).
             #[serde(default)]
             file_b: Option<String>,
+            /// The script's own objective (loadings).
+            #[serde(default)]
+            objective: Option<f64>,
         }
         let out = dir.join("out");
         let text = std::fs::read_to_string(out.join("report.json"))
@@ -879,6 +931,13 @@ impl PeerRanker {
                     let b = read(file_b, Some(a.ncols()))?;
                     PeerMatrix::Factors(a, b)
                 }
+                PeerModel::Loadings => {
+                    let objective = c.objective.filter(|o| o.is_finite()).ok_or(format!(
+                        "step {}: loadings need a finite `objective`",
+                        c.step
+                    ))?;
+                    PeerMatrix::Columns(read(&c.file, None)?, objective)
+                }
             };
             models.push((c.step, c.seconds, m));
         }
@@ -890,9 +949,11 @@ impl PeerRanker {
         let m = match m {
             PeerMatrix::Factors(a, b) => return Ok(Box::new(LowRankModel::from_factors(a, b))),
             PeerMatrix::Square(m) => m,
+            PeerMatrix::Columns(..) => return Err("loadings are not a similarity".into()),
         };
         Ok(match self.script.model {
             PeerModel::LowRank => return Err("a low-rank peer reported a d x d matrix".into()),
+            PeerModel::Loadings => return Err("a loadings peer is not a ranker".into()),
             PeerModel::Bilinear => Box::new(BilinearModel::from_matrix(m)),
             PeerModel::Mahalanobis => {
                 let scale = m.iter().fold(0.0f64, |a, v| a.max(v.abs())).max(1.0);
@@ -908,6 +969,138 @@ impl PeerRanker {
             }
         })
     }
+}
+
+/// A sparse-PCA peer: the script learns loadings from the data matrix (`a.npy`).
+#[derive(Debug, Clone)]
+pub struct PeerSparsePca(pub PeerRanker);
+
+impl SparsePca for PeerSparsePca {
+    fn fit(
+        &self,
+        data: ndarray::ArrayView2<'_, f64>,
+        schedule: &Schedule,
+        rng: &mut Rng,
+        obs: &mut dyn Observer<SparsePcaModel>,
+    ) -> Result<(), AlgoError> {
+        let models = self.0.run_on_matrix(data, schedule, rng)?;
+        let count = models.len();
+        for (i, (step, seconds, m)) in models.into_iter().enumerate() {
+            let PeerMatrix::Columns(loadings, objective) = m else {
+                return Err(external(format!(
+                    "peer script {}: reported no loadings",
+                    self.0.script_path().display()
+                )));
+            };
+            let model = SparsePcaModel {
+                loadings,
+                rotation: None,
+                objective,
+                gamma: 0.0,
+                // A peer's FLOPs are not counted (its clock is).
+                flops: 0,
+                extract_flops: 0,
+                samples_seen: data.ncols(),
+            };
+            let at = Checkpoint {
+                step,
+                solver_seconds: seconds,
+                last: i + 1 == count,
+            };
+            if obs.checkpoint(at, &model) == Control::Stop {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn is_iterative(&self) -> bool {
+        self.0.script.iterative
+    }
+}
+
+/// `py:sparsepca-sklearn`: scikit-learn's `SparsePCA` (Givens issue 15's peer).
+pub static SPARSEPCA_SKLEARN: PeerScript = PeerScript {
+    name: "py:sparsepca-sklearn",
+    script: "sparsepca_sklearn.py",
+    model: PeerModel::Loadings,
+    triplets: false,
+    iterative: false,
+};
+
+/// `py:sparsepca-sklearn`'s parameters: scikit-learn's `SparsePCA` names and defaults
+/// (`n_components` required).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SparsePcaSklearnParams {
+    pub n_components: usize,
+    /// The l1 penalty on the components (1).
+    #[serde(default = "default_alpha")]
+    pub alpha: f64,
+    /// The ridge on the codes (0.01).
+    #[serde(default = "default_ridge")]
+    pub ridge_alpha: f64,
+    #[serde(default = "default_sk_max_iter")]
+    pub max_iter: u32,
+    #[serde(default = "default_sk_tol")]
+    pub tol: f64,
+    /// `"lars"` or `"cd"` (`"lars"`).
+    #[serde(default = "default_method")]
+    pub method: String,
+}
+
+fn default_alpha() -> f64 {
+    1.0
+}
+fn default_ridge() -> f64 {
+    0.01
+}
+fn default_sk_max_iter() -> u32 {
+    1000
+}
+fn default_sk_tol() -> f64 {
+    1e-8
+}
+fn default_method() -> String {
+    "lars".into()
+}
+
+impl Checked for SparsePcaSklearnParams {
+    fn check(&self) -> Result<(), ParamError> {
+        if self.n_components == 0 {
+            return Err(ParamError::new("n_components", "must be at least 1, got 0"));
+        }
+        params::positive("alpha", self.alpha)?;
+        params::non_negative("ridge_alpha", self.ridge_alpha)?;
+        if self.max_iter == 0 {
+            return Err(ParamError::new("max_iter", "must be at least 1, got 0"));
+        }
+        params::positive("tol", self.tol)?;
+        if !["lars", "cd"].contains(&self.method.as_str()) {
+            return Err(ParamError::new(
+                "method",
+                format!("must be \"lars\" or \"cd\", got {:?}", self.method),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl PeerParams for SparsePcaSklearnParams {
+    const SCRIPT: &'static PeerScript = &SPARSEPCA_SKLEARN;
+}
+
+/// Build a sparse-PCA peer from spec parameters (the registry's builder).
+pub fn sparse_pca_peer<P: PeerParams>(v: toml::Value) -> Result<BuiltSolver, ParamError> {
+    let params: P = typed(v)?;
+    params.check()?;
+    let peer = PeerRanker::new(P::SCRIPT, PeerEnv::locate(), &params)?;
+    let canonical = peer.canonical();
+    Ok(BuiltSolver::new(
+        Box::new(PeerSparsePca(peer)) as Box<dyn SparsePca>,
+        canonical,
+        P::SCRIPT.iterative,
+    ))
 }
 
 impl Ranker for PeerRanker {

@@ -705,6 +705,15 @@ pub static SOLVERS: &[SolverEntry] = &[
         build: peer::<crate::peers::LoretaPymanoptParams>,
     },
     SolverEntry {
+        name: "py:sparsepca-sklearn",
+        label: "SparsePCA (scikit-learn)",
+        description: "Python peer: scikit-learn's SparsePCA (dictionary learning, l1 on the components) on the samples x genes matrix; its components are the loadings (peers/sparsepca_sklearn.py)",
+        family: SPARSE_PCA,
+        version: 1,
+        sources: &["harness/src/peers.rs", "harness/src/peers/"],
+        build: crate::peers::sparse_pca_peer::<crate::peers::SparsePcaSklearnParams>,
+    },
+    SolverEntry {
         name: "centroid",
         label: "class centroid",
         description: "scores each label by the cosine of the example and the label's training centroid (nearest class mean)",

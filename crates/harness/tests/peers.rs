@@ -574,3 +574,70 @@ fn metric_learn_itml_learns_a_psd_metric_beating_chance() {
     let peer = PeerRanker::new(&peers::ITML_METRIC_LEARN, env, &params).unwrap();
     metric_peer_learns_a_psd_metric_beating_chance("ITML", &peer);
 }
+
+/// scikit-learn's SparsePCA through the sparse-PCA family: loadings of the data's shape with
+/// unit (or zero) columns, sparse where the penalty bites, and the planted program found.
+#[test]
+fn sklearn_sparse_pca_returns_unit_sparse_loadings_that_find_a_planted_program() {
+    use dyad_algorithms::givens::{SparsePca, SparsePcaModel};
+    use dyad_core::explained_variance::adjusted_explained_variance;
+    use dyad_harness::peers::{PeerSparsePca, SPARSEPCA_SKLEARN, SparsePcaSklearnParams};
+    let Some(env) = ready("sklearn_sparse_pca") else {
+        return;
+    };
+    // 60 genes x 40 samples: one program on genes 0..6 with large scores, small noise.
+    let (d, n) = (60, 40);
+    let mut rng = seeded(3);
+    let scores: Vec<f64> = (0..n)
+        .map(|_| dyad_algorithms::givens::sampling::normal(&mut rng))
+        .collect();
+    let mut a = Array2::from_shape_fn((d, n), |_| {
+        0.05 * dyad_algorithms::givens::sampling::normal(&mut rng)
+    });
+    for g in 0..6 {
+        for s in 0..n {
+            a[[g, s]] += 3.0 * scores[s];
+        }
+    }
+    for mut row in a.rows_mut() {
+        let m = row.sum() / n as f64;
+        row.mapv_inplace(|v| v - m);
+    }
+    let params = SparsePcaSklearnParams {
+        n_components: 2,
+        alpha: 1.0,
+        ridge_alpha: 0.01,
+        max_iter: 200,
+        tol: 1e-6,
+        method: "cd".into(),
+    };
+    let peer = PeerSparsePca(PeerRanker::new(&SPARSEPCA_SKLEARN, env, &params).unwrap());
+    struct Keep(Vec<SparsePcaModel>);
+    impl Observer<SparsePcaModel> for Keep {
+        fn checkpoint(&mut self, _: Checkpoint, m: &SparsePcaModel) -> Control {
+            self.0.push(m.clone());
+            Control::Continue
+        }
+    }
+    let mut keep = Keep(Vec::new());
+    peer.fit(a.view(), &Schedule::new(vec![0]), &mut seeded(1), &mut keep)
+        .unwrap();
+    assert_eq!(keep.0.len(), 1, "not iterative: one model");
+    let z = &keep.0[0].loadings;
+    assert_eq!(z.dim(), (d, 2));
+    for c in z.columns() {
+        let norm = c.dot(&c).sqrt();
+        assert!(
+            norm == 0.0 || (norm - 1.0).abs() < 1e-9,
+            "column norm {norm}"
+        );
+    }
+    assert!(keep.0[0].objective.is_finite());
+    // The first loading is the planted program: its weight sits on genes 0..6.
+    let first = z.column(0);
+    let on: f64 = first.iter().take(6).map(|v| v * v).sum();
+    assert!(on > 0.95, "planted share {on}");
+    assert!(keep.0[0].density() < 0.5, "density {}", keep.0[0].density());
+    let ev = adjusted_explained_variance(a.view(), z.view());
+    assert!(ev > 0.9, "explained variance {ev}");
+}
