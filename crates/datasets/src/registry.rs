@@ -220,6 +220,10 @@ pub static PROVIDERS: &[&dyn Provider] = &[
     &crate::prostate::provider::ProstateStandinProvider,
     &crate::allen::provider::AllenProvider,
     &crate::allen::provider::AllenStandinProvider,
+    &crate::pair_ranking::provider::SClassProvider,
+    &crate::pair_ranking::provider::SAttrProvider,
+    &crate::pair_ranking::provider::RelativeAttributesProvider,
+    &crate::pair_ranking::provider::Eth80HogProvider,
 ];
 
 /// The provider named `name`.
