@@ -12,6 +12,7 @@
 
 pub mod human;
 pub mod label_ranking;
+pub mod pair_ranking;
 pub mod ranking;
 pub mod sparse_pca;
 
@@ -188,6 +189,7 @@ pub static TASKS: &[&dyn Task] = &[
     &human::HumanEvaluationTask,
     &label_ranking::LabelRankingTask,
     &sparse_pca::SparsePcaTask,
+    &pair_ranking::PairRankingTask,
 ];
 
 /// The task selecting table `table`.
