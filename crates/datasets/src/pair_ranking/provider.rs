@@ -68,8 +68,14 @@ impl Provider for SClassProvider {
         let spec: SClassSpec = typed(self.name(), params)?;
         spec.check()?;
         let note = format!(
-            "SYNTHETIC S-CLASS: {} points of {} classes ({:?} order) on a Swiss roll in R^{}",
-            spec.n, spec.classes, spec.order, spec.m
+            "SYNTHETIC S-CLASS: {} points of {} classes ({} order) on a Swiss roll in R^{}",
+            spec.n,
+            spec.classes,
+            match spec.order {
+                ClassOrder::Smooth => "smooth",
+                ClassOrder::Arbitrary => "arbitrary",
+            },
+            spec.m
         );
         let sh = shape(spec.n, spec.m, spec.classes);
         let s = spec.clone();

@@ -52,6 +52,11 @@
 //!   chosen run (set `all`). For low-rank KR an iteration is one gradient plus its trial
 //!   objectives: the speed spec's time per gradient.
 //!
+//! When the chosen model is not the run's first report, `tau` is also recorded at that first
+//! report (step 0: the untrained model after set-up; RS's `w = 0`, KR's `B = ones` give
+//! `τ = 0`), and so is `tau_mean`: what a CI band must exclude to catch a learner that does
+//! not learn.
+//!
 //! Per cell (no coordinate): `tau_mean` (sets `all` and `unlabelled`), the mean of `tau` over
 //! the panel's x values, for claims, tables and CI bands; `knn_seconds` (set `all`).
 //!
@@ -250,7 +255,8 @@ impl Task for PairRankingTask {
                 "key `protocol.pair_ranking.train_per_category`: must be at least 1".into(),
             ));
         }
-        if p.attributes.contains(&0) {
+        let attributes = p.attributes.at(input.profile).clone();
+        if attributes.contains(&0) {
             return Err(err(
                 "attributes",
                 "key `protocol.pair_ranking.attributes`: attributes are numbered from 1".into(),
@@ -281,7 +287,7 @@ impl Task for PairRankingTask {
         Ok(Box::new(PairRankingCell {
             labels_per_class: labels,
             train_per_category: p.train_per_category,
-            attributes: p.attributes,
+            attributes,
             max_points,
             evaluate: p.evaluate,
             knn_threads: p.knn_threads,
@@ -301,9 +307,9 @@ pub struct PairRankingProtocol {
     /// Attribute data: training (and validation) points per category (5).
     #[serde(default = "five")]
     pub train_per_category: usize,
-    /// Attribute data: the attributes (1-based) to rank; empty = all.
-    #[serde(default)]
-    pub attributes: Vec<usize>,
+    /// Attribute data: the attributes (1-based) to rank; empty = all (per-profile).
+    #[serde(default = "all_attributes")]
+    pub attributes: PerProfile<Vec<usize>>,
     /// A uniform subsample of this many points per repeat (default: all points).
     #[serde(default)]
     pub max_points: Option<PerProfile<usize>>,
@@ -317,6 +323,9 @@ pub struct PairRankingProtocol {
 
 fn default_labels() -> PerProfile<Vec<usize>> {
     PerProfile::Same(vec![10])
+}
+fn all_attributes() -> PerProfile<Vec<usize>> {
+    PerProfile::Same(Vec::new())
 }
 fn five() -> usize {
     5
@@ -724,6 +733,9 @@ impl CellProtocol for PairRankingCell {
         input.neighbours = graph;
         let mut chosen_count = vec![0usize; learners.len()];
         let (mut sum_all, mut sum_unl) = (0.0, 0.0);
+        // τ of the chosen runs' first reports (the untrained model after set-up): what a CI
+        // band must exclude.
+        let (mut sum0_all, mut sum0_unl, mut untrained) = (0.0, 0.0, 0usize);
         for task in &tasks {
             let truth = &p.truths[task.truth];
             let mut labelled = vec![false; truth.len()];
@@ -801,6 +813,25 @@ impl CellProtocol for PairRankingCell {
             }
             sum_all += chosen.tau_all;
             sum_unl += chosen.tau_unlabelled;
+            if let Some(first) = run.first().filter(|f| f.step < chosen.step) {
+                untrained += 1;
+                sum0_all += first.tau_all;
+                sum0_unl += first.tau_unlabelled;
+                for s in &c.evaluate {
+                    let v = match s {
+                        PairSet::All => first.tau_all,
+                        PairSet::Unlabelled => first.tau_unlabelled,
+                    };
+                    out.records.push(rec(
+                        s.as_str(),
+                        "tau",
+                        first.step,
+                        first.seconds,
+                        coord.clone(),
+                        v,
+                    ));
+                }
+            }
             out.records.push(rec(
                 "validation",
                 "validation_tau",
@@ -883,6 +914,16 @@ impl CellProtocol for PairRankingCell {
                 None,
                 v,
             ));
+        }
+        if untrained == tasks.len() {
+            for s in &c.evaluate {
+                let v = match s {
+                    PairSet::All => sum0_all,
+                    PairSet::Unlabelled => sum0_unl,
+                } / xs;
+                out.records
+                    .push(rec(s.as_str(), "tau_mean", 0, 0.0, None, v));
+            }
         }
         out.records.push(rec(
             "all",
