@@ -156,10 +156,24 @@ fn class_order_cells_record_tau_per_l_and_the_chosen_hyper_parameters() {
         let step = select(&res, "DR", "chosen_step", "validation", Some(l), At::Last);
         assert!(step.iter().all(|s| [0.0, 2.0, 4.0].contains(s)), "{step:?}");
         // The chosen model's validation tau is what selected it: at least as good as chance.
-        let v = select(&res, "TR", "validation_tau", "validation", Some(l), At::Last);
+        let v = select(
+            &res,
+            "TR",
+            "validation_tau",
+            "validation",
+            Some(l),
+            At::Last,
+        );
         assert!(v.iter().all(|t| *t > 0.5), "{v:?}");
         // Low-rank KR reports its gradient iterations and their cost.
-        let s = select(&res, "KR", "seconds_per_iteration", "all", Some(l), At::Last);
+        let s = select(
+            &res,
+            "KR",
+            "seconds_per_iteration",
+            "all",
+            Some(l),
+            At::Last,
+        );
         let it = select(&res, "KR", "iterations", "all", Some(l), At::Last);
         assert!(s.iter().all(|v| *v > 0.0) && it.iter().all(|v| (1.0..=150.0).contains(v)));
     }
@@ -173,15 +187,32 @@ fn class_order_cells_record_tau_per_l_and_the_chosen_hyper_parameters() {
     .unwrap();
     assert!(c.tuned.is_some(), "{c:?}");
     // Curves against the coordinate: one point per l.
-    let ti = plans[0].solvers.iter().position(|s| s.label == "TR").unwrap();
-    let curve = res.curve(0, ti, "all", "tau", &XAxis::Named("labels_per_class".into()), None);
-    assert_eq!(curve.iter().map(|p| p.x).collect::<Vec<_>>(), vec![1.0, 3.0]);
+    let ti = plans[0]
+        .solvers
+        .iter()
+        .position(|s| s.label == "TR")
+        .unwrap();
+    let curve = res.curve(
+        0,
+        ti,
+        "all",
+        "tau",
+        &XAxis::Named("labels_per_class".into()),
+        None,
+    );
+    assert_eq!(
+        curve.iter().map(|p| p.x).collect::<Vec<_>>(),
+        vec![1.0, 3.0]
+    );
     // Claims and bands are judged on these records.
     let verdict = |id: &str| judge_claim(&plans[0], &res, id).verdict;
     assert_eq!(verdict("tr-beats-rs"), Verdict::Holds);
     assert_ne!(verdict("kr-close-to-tr-at-3"), Verdict::NotComparable);
     let lines = dyad_harness::check::check(&res);
-    assert!(lines.iter().all(|l| l.ok && l.defect.is_none()), "{lines:?}");
+    assert!(
+        lines.iter().all(|l| l.ok && l.defect.is_none()),
+        "{lines:?}"
+    );
     let written = f.ws.outputs(&plans).unwrap();
     assert_eq!(written[0].figures.len(), 2, "one plot, svg and png");
 }
@@ -210,8 +241,8 @@ fn attribute_cells_rank_each_attribute() {
             select(&res, solver, "tau", "unlabelled", Some(a), At::Last);
         }
         // Attribute 2 was not asked for.
-        assert!(res
-            .select(&Selector {
+        assert!(
+            res.select(&Selector {
                 dataset: None,
                 solver: Some(solver.into()),
                 metric: "tau".into(),
@@ -220,7 +251,8 @@ fn attribute_cells_rank_each_attribute() {
                 coord: Some(2.0),
                 at: At::Last,
             })
-            .is_err());
+            .is_err()
+        );
     }
 }
 
@@ -239,7 +271,10 @@ fn bad_protocols_and_solvers_are_refused_at_plan_time() {
     let f = fixture(&SPEC.replace("rank = 10, max_iter = 150", "rank = 0"));
     let e = plan_error(&f.ws);
     assert!(e.contains("rank"), "{e}");
-    let f = fixture(&SPEC.replace("tune = { lambda = [0.01, 100.0] }", "tune = { lambda = [0.01, -1.0] }"));
+    let f = fixture(&SPEC.replace(
+        "tune = { lambda = [0.01, 100.0] }",
+        "tune = { lambda = [0.01, -1.0] }",
+    ));
     assert!(plan_error(&f.ws).contains("lambda"));
     // A ranker of another family cannot run this task.
     let f = fixture(&SPEC.replace(
@@ -272,7 +307,10 @@ fn real_mnist_orders_digits_by_label() {
             "name = \"s-class\"\nparams = { n = 400, m = 10, seed = 3 }",
             "name = \"mnist\"\nparams = { l2_normalize = false, test_images = 0 }",
         )
-        .replace("labels_per_class = [1, 3]", "labels_per_class = [3, 10]\nmax_points = 600")
+        .replace(
+            "labels_per_class = [1, 3]",
+            "labels_per_class = [3, 10]\nmax_points = 600",
+        )
         .replace("min = 0.8", "min = 0.4")
         .replace("id = \"roll\"", "id = \"mnist\"")
         .replace("dataset = \"roll\"", "dataset = \"mnist\"");

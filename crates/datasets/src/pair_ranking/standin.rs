@@ -131,9 +131,11 @@ impl SClassSpec {
                  {c}, m = {m})"
             )));
         }
-        if !(self.noise >= 0.0 && self.width > 0.0 && self.height > 0.0)
-            || !(self.noise + self.width + self.height).is_finite()
-        {
+        let ok = self.noise >= 0.0
+            && self.width > 0.0
+            && self.height > 0.0
+            && (self.noise + self.width + self.height).is_finite();
+        if !ok {
             return Err(DataError::Param(
                 "s-class: noise >= 0, width > 0 and height > 0 (finite)".into(),
             ));
@@ -311,9 +313,11 @@ impl SAttrSpec {
                 self.levels
             )));
         }
-        if !(self.spread >= 0.0 && self.frequency > 0.0 && self.noise >= 0.0)
-            || !(self.spread + self.frequency + self.noise).is_finite()
-        {
+        let ok = self.spread >= 0.0
+            && self.frequency > 0.0
+            && self.noise >= 0.0
+            && (self.spread + self.frequency + self.noise).is_finite();
+        if !ok {
             return Err(DataError::Param(
                 "s-attr: spread >= 0, frequency > 0 and noise >= 0 (finite)".into(),
             ));
