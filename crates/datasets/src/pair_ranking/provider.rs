@@ -3,7 +3,7 @@
 //! relative-attributes/<dataset>/data.mat`; S-ATTR at that panel's size when absent) and
 //! `eth80-hog` (`$DYAD_DATA_DIR/eth80-hog/eth80_hog.mat`; S-CLASS with 8 classes of 410
 //! points in an arbitrary order when absent). The real releases cannot be downloaded here
-//! (spec §7 "HARD"); they have no entry in the download registry, only these readers.
+//! (spec §7 "HARD"): their registry entries have no download address, only instructions.
 
 use super::attributes::{read_features_labels, read_relative_attributes};
 use super::standin::{ClassOrder, SAttrSpec, SClassSpec};
@@ -13,6 +13,7 @@ use crate::provider::{
     Data, DataContext, Provider, Resolved, Shape, absent, param_err, real, split_standin,
     synthetic, tree_content_id, typed,
 };
+use crate::registry::DatasetInfo;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -196,11 +197,8 @@ impl Provider for RelativeAttributesProvider {
     fn kind(&self) -> &'static str {
         ORDERED
     }
-    fn synthetic(&self) -> bool {
-        false
-    }
-    fn standin(&self) -> Option<&'static str> {
-        Some("s-attr")
+    fn info(&self) -> Option<&'static DatasetInfo> {
+        crate::registry::dataset("relative-attributes")
     }
     fn sources(&self) -> &'static [&'static str] {
         &[
@@ -270,11 +268,8 @@ impl Provider for Eth80HogProvider {
     fn kind(&self) -> &'static str {
         ORDERED
     }
-    fn synthetic(&self) -> bool {
-        false
-    }
-    fn standin(&self) -> Option<&'static str> {
-        Some("s-class")
+    fn info(&self) -> Option<&'static DatasetInfo> {
+        crate::registry::dataset("eth80-hog")
     }
     fn sources(&self) -> &'static [&'static str] {
         &[
