@@ -176,7 +176,22 @@ fn class_order_cells_record_tau_per_l_and_the_chosen_hyper_parameters() {
         );
         let it = select(&res, "KR", "iterations", "all", Some(l), At::Last);
         assert!(s.iter().all(|v| *v > 0.0) && it.iter().all(|v| (1.0..=150.0).contains(v)));
+        // KR also reads the order off sign(K_ij); the others have no kernel.
+        let ts = select(&res, "KR", "tau_sign", "all", Some(l), At::Last);
+        assert!(ts.iter().all(|v| *v > 0.5), "{ts:?}");
     }
+    assert!(
+        res.select(&Selector {
+            dataset: None,
+            solver: Some("RS".into()),
+            metric: "tau_sign".into(),
+            set: "all".into(),
+            k: None,
+            coord: None,
+            at: At::Last,
+        })
+        .is_err()
+    );
     // Cells keep the tuned candidate (the one chosen most often).
     let c = res.cells[plans[0]
         .cells

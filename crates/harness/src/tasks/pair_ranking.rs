@@ -46,6 +46,10 @@
 //!   `chosen_k`, `chosen_width`, ...), and `chosen_step` when steps are chosen (DR's epochs):
 //!   the hyper-parameters §3.11 selects, per x value (the cell's `tuned` column shows the
 //!   candidate chosen most often);
+//! * `tau_sign` (set `all`, KR methods only): τ with each pair ordered by the sign of the
+//!   learned `K_ij` instead of the read-out `f*` (spec §3.8's secondary reading: the paper
+//!   reads `f*` "for fair comparison", which "slightly reduced the performance"), over a
+//!   uniform subset of at most 1,000 points drawn per cell (`O(s²p)` pairs, not `O(n²p)`);
 //! * `solver_seconds`, `iterations` and, between the run's first report (after its set-up:
 //!   Laplacian, ordering) and its last, `seconds_per_iteration` and `trials_per_iteration`
 //!   (low-rank KR: Armijo trials; Newton solvers: CG iterations; DR: minibatches) of the
@@ -76,8 +80,9 @@ use crate::profile::PerProfile;
 use crate::registry::PAIR_RANKER;
 use crate::spec::SpecError;
 use dyad_algorithms::AlgoError;
+use dyad_algorithms::tensor_rank::low_rank::q_right;
 use dyad_algorithms::tensor_rank::synthetic::{attribute_pairs, class_pairs};
-use dyad_algorithms::tensor_rank::{PairInput, PairModel, PairRanker, Pairs, knn};
+use dyad_algorithms::tensor_rank::{PairInput, PairKernel, PairModel, PairRanker, Pairs, knn};
 use dyad_core::kendall::{kendall_tau, tau_on_pairs};
 use dyad_core::{Checkpoint, Control, LabeledSet, Observer, Schedule, derive_seed, seeded};
 use dyad_datasets::pair_ranking::{ORDERED, Order, OrderedSet};
@@ -106,6 +111,14 @@ static METRICS: &[Metric] = &[
         higher_is_better: true,
         percent: false,
         description: "Kendall's rank correlation on all inequality pairs of the set's points: (correct - incorrect) / pairs (spec §5), at one x value",
+    },
+    Metric {
+        name: "tau_sign",
+        label: "tau from sign(K)",
+        unit: "",
+        higher_is_better: true,
+        percent: false,
+        description: "KR methods: tau with each pair ordered by the sign of the learned K_ij instead of the read-out f* (spec §3.8, secondary), over a uniform subset of at most 1,000 points",
     },
     Metric {
         name: "tau_mean",
@@ -574,6 +587,53 @@ struct Point {
     tau_unlabelled: f64,
     iterations: u64,
     inner: u64,
+    /// KR methods: τ from `sign(K_ij)` on the subset.
+    tau_sign: Option<f64>,
+}
+
+/// Points on which `tau_sign` is evaluated (spec §3.8: `O(s² p)` for a subset of `s`).
+const SIGN_SUBSET: usize = 1000;
+
+/// τ over the pairs of `subset` whose truths differ, each ordered by the sign of `K_ij`
+/// (`K_ij > 0`: `i` above `j`; 0 counts as neither), spec §3.8's secondary reading.
+fn sign_tau(kernel: &PairKernel, subset: &[usize], truth: &[f64]) -> f64 {
+    let c: Option<Array2<f64>> = match kernel {
+        PairKernel::LowRank(b) => {
+            let p = b.ncols();
+            let mut c = Array2::zeros((subset.len(), p));
+            for (r, &i) in subset.iter().enumerate() {
+                let row = b.row(i).to_vec();
+                q_right(&row, c.row_mut(r).as_slice_mut().expect("standard layout"));
+            }
+            Some(c)
+        }
+        PairKernel::Dense(_) => None,
+    };
+    let (mut score, mut pairs) = (0i64, 0u64);
+    for (a, &i) in subset.iter().enumerate() {
+        for &j in &subset[a + 1..] {
+            let t = truth[i] - truth[j];
+            if t == 0.0 {
+                continue;
+            }
+            pairs += 1;
+            let k = match (kernel, &c) {
+                (PairKernel::LowRank(b), Some(c)) => {
+                    c.row(a).iter().zip(b.row(j)).map(|(x, y)| x * y).sum()
+                }
+                (PairKernel::Dense(k), _) => k[[i, j]],
+                _ => 0.0,
+            };
+            if k != 0.0 {
+                score += if (k > 0.0) == (t > 0.0) { 1 } else { -1 };
+            }
+        }
+    }
+    if pairs == 0 {
+        0.0
+    } else {
+        score as f64 / pairs as f64
+    }
 }
 
 /// Measures τ at every report, off the solver clock.
@@ -582,6 +642,7 @@ struct Measure<'a> {
     validation: &'a [(usize, usize)],
     unlabelled: &'a [usize],
     unlabelled_truth: &'a [f64],
+    sign_subset: &'a [usize],
     points: Vec<Point>,
     eval_seconds: f64,
     last_seconds: f64,
@@ -600,6 +661,10 @@ impl Observer<PairModel> for Measure<'_> {
             tau_unlabelled: kendall_tau(&fu, self.unlabelled_truth),
             iterations: model.iterations,
             inner: model.inner_iterations,
+            tau_sign: model
+                .kernel
+                .as_ref()
+                .map(|k| sign_tau(k, self.sign_subset, self.truth)),
         });
         self.last_seconds = at.solver_seconds;
         self.eval_seconds += t.elapsed().as_secs_f64();
@@ -731,6 +796,19 @@ impl CellProtocol for PairRankingCell {
         let solver_seed = derive_seed(cell.seed, &format!("solver/{}", cell.repeat));
         let mut input = PairInput::new(p.x, Pairs::default());
         input.neighbours = graph;
+        let sign_subset: Vec<usize> = {
+            let n = input.n();
+            let mut idx: Vec<usize> = (0..n).collect();
+            if n > SIGN_SUBSET {
+                idx.shuffle(&mut seeded(derive_seed(
+                    cell.seed,
+                    &format!("sign-subset/{}", cell.repeat),
+                )));
+                idx.truncate(SIGN_SUBSET);
+                idx.sort_unstable();
+            }
+            idx
+        };
         let mut chosen_count = vec![0usize; learners.len()];
         let (mut sum_all, mut sum_unl) = (0.0, 0.0);
         // τ of the chosen runs' first reports (the untrained model after set-up): what a CI
@@ -757,6 +835,7 @@ impl CellProtocol for PairRankingCell {
                     validation: &task.validation.above,
                     unlabelled: &unlabelled,
                     unlabelled_truth: &unlabelled_truth,
+                    sign_subset: &sign_subset,
                     points: Vec::new(),
                     eval_seconds: 0.0,
                     last_seconds: 0.0,
@@ -860,6 +939,10 @@ impl CellProtocol for PairRankingCell {
                     step as f64,
                 ));
             }
+            if let Some(ts) = chosen.tau_sign {
+                out.records
+                    .push(rec("all", "tau_sign", step, secs, coord.clone(), ts));
+            }
             out.records.push(rec(
                 "all",
                 "solver_seconds",
@@ -959,6 +1042,33 @@ mod tests {
         }
         let e = category_points(&group, 11, &mut seeded(1)).unwrap_err();
         assert!(e.contains("need 22"), "{e}");
+    }
+
+    #[test]
+    fn sign_tau_reads_the_order_off_the_kernel() {
+        // K = f1ᵀ − 1fᵀ orders i above j when f_i > f_j: as a dense kernel, and as B Q Bᵀ
+        // with B = [f, 1] (p = 2), which is ±(f1ᵀ − 1fᵀ) (Q's sign convention).
+        let f = [3.0, 1.0, 2.0, 0.0];
+        let truth = [3.0, 1.0, 2.0, 2.0];
+        let dense = Array2::from_shape_fn((4, 4), |(i, j)| f[i] - f[j]);
+        let all = [0, 1, 2, 3];
+        // Pairs with different truths: 5 of 6 ((2, 3) is tied in the truth). f orders
+        // (0,1) (0,2) (0,3) (2,1) right and (1,3) wrong: (4 − 1) / 5.
+        let d = PairKernel::Dense(dense.clone());
+        assert!((sign_tau(&d, &all, &truth) - 0.6).abs() < 1e-12);
+        let flipped = PairKernel::Dense(-dense.clone());
+        assert!((sign_tau(&flipped, &all, &truth) + 0.6).abs() < 1e-12);
+        let b = Array2::from_shape_fn((4, 2), |(i, a)| if a == 0 { f[i] } else { 1.0 });
+        let lr = PairKernel::LowRank(b);
+        let sign = if lr.value(0, 1) > 0.0 { 1.0 } else { -1.0 };
+        for i in 0..4 {
+            for j in 0..4 {
+                assert!((lr.value(i, j) - sign * dense[[i, j]]).abs() < 1e-12);
+            }
+        }
+        assert!((sign_tau(&lr, &all, &truth) - sign * 0.6).abs() < 1e-12);
+        // A subset scores only its own pairs; no pair scores 0.
+        assert_eq!(sign_tau(&lr, &[2, 3], &truth), 0.0);
     }
 
     #[test]
