@@ -1,7 +1,8 @@
 //! Instruction-count gates of the hot kernels: one OASIS PA-I step at MNIST and at 20
 //! Newsgroups densities, one LORETA-1 step (at n = m = 1,000 and at issue 13's 10,000), one
-//! d-AROMA and one f-AROMA round, one Givens rotation (d = 100, 1,000, 10,000) and one sweep
-//! of Givens tensor decomposition. Each kernel runs a fixed, seeded workload under valgrind's callgrind,
+//! d-AROMA and one f-AROMA round, one Givens rotation (d = 100, 1,000, 10,000), one sweep
+//! of Givens tensor decomposition, one low-rank KR gradient (tensor ranking, Eqs. 23–24).
+//! Each kernel runs a fixed, seeded workload under valgrind's callgrind,
 //! counting only the instructions executed inside [`measured`]
 //! (`--collect-atstart=no --toggle-collect=*gate_measured*`), and the count per operation is
 //! compared with the baseline committed in `results/references/instructions.json`: more than
@@ -148,6 +149,39 @@ fn loreta1_10k(ops: u64) {
                     )
                     .expect("finite step"),
             );
+        }
+    });
+}
+
+/// `ops` low-rank KR objective-and-gradient evaluations (Eqs. 22–24, `O(np² + knp)`) at
+/// n = 2,000, p = 50 on a ring lattice with 8 neighbours a point (each point linked to the 4
+/// before and after it, weights `1/(1 + distance)`: the sparsity of the paper's 8-NN graph
+/// without the kNN search under valgrind), labels by the §4.1 protocol with l = 10 on 10
+/// classes (`i mod 10`, class `c` ranked `9 − c`), `B` uniform in [-1, 1].
+fn low_rank_kr_gradient(ops: u64) {
+    use dyad_algorithms::tensor_rank::LowRankProblem;
+    use dyad_algorithms::tensor_rank::graph::Laplacian;
+    use dyad_algorithms::tensor_rank::synthetic::class_pairs;
+    use rand::Rng as _;
+    let (n, p) = (2_000usize, 50usize);
+    let mut edges = Vec::new();
+    for i in 0..n {
+        for d in 1..=4 {
+            edges.push((i as u32, ((i + d) % n) as u32, 1.0 / (1.0 + d as f64)));
+        }
+    }
+    let l = Laplacian::from_edges(n, &edges);
+    let class: Vec<u32> = (0..n).map(|i| (i % 10) as u32).collect();
+    let rank: Vec<f64> = class.iter().map(|&c| 9.0 - c as f64).collect();
+    let mut rng = seeded(3);
+    let pairs = class_pairs(&class, &rank, 10, &Default::default(), &mut rng).expect("pairs");
+    let b = ndarray::Array2::from_shape_fn((n, p), |_| rng.random_range(-1.0..1.0));
+    let problem = LowRankProblem::new(l, 0.01, &pairs, p);
+    let mut ws = problem.workspace();
+    let mut grad = ndarray::Array2::zeros((n, p));
+    gate_measured(&mut || {
+        for _ in 0..ops {
+            black_box(problem.objective_and_gradient(b.view(), &mut ws, grad.view_mut()));
         }
     });
 }
@@ -302,6 +336,12 @@ static GATES: &[Gate] = &[
         about: "one sweep (190 coordinate steps) of Givens tensor decomposition, K = 20",
         ops: 5,
         run: givens_tensor_sweeps,
+    },
+    Gate {
+        name: "low_rank_kr_gradient",
+        about: "one low-rank KR objective and gradient (Eqs. 22-24), n = 2,000, p = 50, 8 neighbours a point, 450 + 100 labelled pairs",
+        ops: 4,
+        run: low_rank_kr_gradient,
     },
 ];
 

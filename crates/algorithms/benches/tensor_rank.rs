@@ -2,8 +2,10 @@
 //! `n × p` products) at n ∈ {5,000, 20,000, 60,000}, p = 50, k = 8, on one core. The paper
 //! quotes ~0.004 s at n = 60,000 (Matlab, 3.6 GHz).
 //!
-//! Data: S-CLASS (10 classes on a Swiss roll, here lifted to m = 10 so the exact kNN search
-//! of the setup stays short; only the graph's sparsity matters to the gradient), the
+//! Data: an S-CLASS-like Swiss roll ([`swiss_roll`]: 10 classes along the roll, embedded in
+//! m = 10 dimensions so the exact kNN search of the setup stays short; only the graph's
+//! sparsity matters to the gradient; the S-CLASS generator itself is a data-set provider in
+//! `dyad-datasets`, which this crate does not depend on), the
 //! symmetrised 8-NN graph with adaptive σ, labels by the §4.1 protocol with l = 10 (450
 //! inequality, 100 equality pairs), B uniform in [-1, 1]. Two orders of the points: the data
 //! order (classes interleaved, so graph neighbours are far apart in memory, as in MNIST's own
@@ -11,20 +13,48 @@
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use dyad_algorithms::tensor_rank::graph::{Connect, GraphSpec, Laplacian, Sigma, knn};
-use dyad_algorithms::tensor_rank::synthetic::{SClassSpec, class_pairs, s_class};
+use dyad_algorithms::tensor_rank::synthetic::class_pairs;
 use dyad_algorithms::tensor_rank::{LowRankProblem, Pairs};
 use dyad_core::seeded;
 use ndarray::Array2;
 use rand::Rng as _;
 use std::hint::black_box;
 
+/// `n` points of 10 classes (`i mod 10`) on a Swiss roll in `R^10`: class `c` at roll
+/// coordinate `t ~ N((c + ½)/10, 0.025²)`, height `21 s` with `s ~ U[0, 1]`, then
+/// `(θ cos θ, 21 s, θ sin θ, 0, …)` with `θ = 1.5π(1 + 2t)` plus Gaussian noise of 0.05 per
+/// coordinate (S-CLASS's geometry without its random rotation). Class `c` ranks `9 − c`.
+pub struct Roll {
+    pub x: Array2<f64>,
+    pub class: Vec<u32>,
+    pub rank: Vec<f64>,
+}
+
+pub fn swiss_roll(n: usize, seed: u64) -> Roll {
+    // Box–Muller.
+    fn normal(rng: &mut dyad_core::Rng) -> f64 {
+        let u: f64 = rng.random_range(f64::EPSILON..1.0);
+        let v: f64 = rng.random();
+        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
+    let mut rng = seeded(seed);
+    let class: Vec<u32> = (0..n).map(|i| (i % 10) as u32).collect();
+    let mut x = Array2::zeros((n, 10));
+    for (i, &c) in class.iter().enumerate() {
+        let t = ((c as f64 + 0.5) / 10.0 + 0.025 * normal(&mut rng)).clamp(0.0, 1.0);
+        let s: f64 = rng.random();
+        let theta = 1.5 * std::f64::consts::PI * (1.0 + 2.0 * t);
+        let p3 = [theta * theta.cos(), 21.0 * s, theta * theta.sin()];
+        for a in 0..10 {
+            x[[i, a]] = p3.get(a).copied().unwrap_or(0.0) + 0.05 * normal(&mut rng);
+        }
+    }
+    let rank = class.iter().map(|&c| 9.0 - c as f64).collect();
+    Roll { x, class, rank }
+}
+
 fn problems(n: usize, p: usize, k: usize) -> [(&'static str, LowRankProblem, Array2<f64>); 2] {
-    let spec = SClassSpec {
-        n,
-        m: 10,
-        ..Default::default()
-    };
-    let data = s_class(&spec, 1).expect("S-CLASS");
+    let data = swiss_roll(n, 1);
     let graph = GraphSpec {
         k,
         connect: Connect::Or,

@@ -18,6 +18,7 @@ pub mod identity;
 pub mod imagenet;
 pub mod mnist;
 pub mod newsgroups;
+pub mod pair_ranking;
 pub mod pipelines;
 pub mod prostate;
 pub mod provider;

@@ -196,6 +196,56 @@ pub static DATASETS: &[DatasetInfo] = &[
         standin: "allen-brain-standin",
         manual: "Download the six donors' normalized microarray zips from https://human.brain-map.org/static/download and unpack each into <data dir>/allen-brain/<donor>/ (MicroarrayExpression.csv, Probes.csv, SampleAnnot.csv).",
     },
+    DatasetInfo {
+        name: "relative-attributes",
+        title: "Relative attributes: OSR and PubFig (Parikh & Grauman 2011), Shoes (Kovashka et al. 2012)",
+        dir: "relative-attributes",
+        sources: &[
+            Source {
+                file: "osr/data.mat",
+                url: None,
+                sha256: None,
+                size: None,
+                unpack: Unpack::No,
+            },
+            Source {
+                file: "pubfig/data.mat",
+                url: None,
+                sha256: None,
+                size: None,
+                unpack: Unpack::No,
+            },
+            Source {
+                file: "shoes/data.mat",
+                url: None,
+                sha256: None,
+                size: None,
+                unpack: Unpack::No,
+            },
+        ],
+        license: "research use, as distributed by the authors",
+        citation: "D. Parikh and K. Grauman. Relative Attributes. ICCV 2011; A. Kovashka, D. Parikh and K. Grauman. WhittleSearch: Image Search with Relative Attribute Feedback. CVPR 2012.",
+        identity: None,
+        standin: "s-attr",
+        manual: "Download the relative-attributes releases from the authors' pages (OSR and PubFig: Parikh's relative attributes page; Shoes: the WhittleSearch page) and place each data.mat (variables feat, class_labels, relative_ordering, attribute_names) as <data dir>/relative-attributes/<osr|pubfig|shoes>/data.mat.",
+    },
+    DatasetInfo {
+        name: "eth80-hog",
+        title: "ETH-80 HOG features (Ebert et al.)",
+        dir: "eth80-hog",
+        sources: &[Source {
+            file: "eth80_hog.mat",
+            url: None,
+            sha256: None,
+            size: None,
+            unpack: Unpack::No,
+        }],
+        license: "research use, as distributed by the authors",
+        citation: "B. Leibe and B. Schiele. Analyzing appearance and contour based methods for object categorization. CVPR 2003 (ETH-80); HOG features as provided by S. Ebert et al.",
+        identity: None,
+        standin: "s-class",
+        manual: "Export the HOG features of the 3,280 ETH-80 images and their class labels into a MAT file with variables `features` (n x m, or m x n) and `labels` (n), and place it as <data dir>/eth80-hog/eth80_hog.mat.",
+    },
 ];
 
 /// The entry for `name`.
@@ -221,6 +271,10 @@ pub static PROVIDERS: &[&dyn Provider] = &[
     &crate::allen::provider::AllenProvider,
     &crate::allen::provider::AllenStandinProvider,
     &crate::gmm::GmmProvider,
+    &crate::pair_ranking::provider::SClassProvider,
+    &crate::pair_ranking::provider::SAttrProvider,
+    &crate::pair_ranking::provider::RelativeAttributesProvider,
+    &crate::pair_ranking::provider::Eth80HogProvider,
 ];
 
 /// The provider named `name`.

@@ -26,6 +26,10 @@ use dyad_algorithms::givens::{
 };
 use dyad_algorithms::loreta::{LoretaConfig, LoretaLabelsConfig, LoretaPsdConfig};
 use dyad_algorithms::oasis::{DissimOasisConfig, OasisConfig, OasisParallelConfig};
+use dyad_algorithms::tensor_rank::{
+    DeepRankConfig, KernelRankConfig, LowRankKrConfig, PairRanker, RankSvmConfig, SsrConfig,
+    TransductiveConfig,
+};
 use dyad_algorithms::{Checked, LabelRanker, ParamError, Ranker};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -144,6 +148,18 @@ where
     C: TensorDecomposer + Checked + DeserializeOwned + Serialize + 'static,
 {
     family::<C, dyn TensorDecomposer>(v, |c| c.is_iterative(), |c| Box::new(c))
+}
+
+/// The family of [`PairRanker`]s (tensor-ranking spec §3: scores of points from labelled
+/// pairs).
+pub const PAIR_RANKER: &str = "pair-ranker";
+
+/// Build a [`PairRanker`] from spec parameters (as [`ranker`]).
+pub fn pair_ranker<C>(v: toml::Value) -> Result<BuiltSolver, ParamError>
+where
+    C: PairRanker + Checked + DeserializeOwned + Serialize + 'static,
+{
+    family::<C, dyn PairRanker>(v, |c| c.is_iterative(), |c| Box::new(c))
 }
 
 /// Deserialize a configuration; a bad key or value is a [`ParamError`] naming its path.
@@ -633,6 +649,104 @@ pub static SOLVERS: &[SolverEntry] = &[
             LOOP[0],
         ],
         build: tensor_decomposer::<TensorPowerConfig>,
+    },
+    // ---- Tensor-regularised ranking (Kim, Park & Tompkin; spec manifold-tensor.md §3) ----
+    SolverEntry {
+        name: "rank-svm",
+        label: "RS",
+        description: "RankSVM on inequality and equality pairs, f(x) = w^T x, squared hinge + lambda ||w||^2 (Eqs. 12-14), finite Newton",
+        family: PAIR_RANKER,
+        version: 1,
+        sources: &[
+            "algorithms/src/tensor_rank/rank_svm.rs",
+            "algorithms/src/tensor_rank/linear.rs",
+            "algorithms/src/tensor_rank/solver.rs",
+            "algorithms/src/tensor_rank/model.rs",
+            "algorithms/src/tensor_rank/mod.rs",
+            LOOP[0],
+        ],
+        build: pair_ranker::<RankSvmConfig>,
+    },
+    SolverEntry {
+        name: "ssr",
+        label: "SSR",
+        description: "semi-supervised RankSVM: lambda f^T L f on the kNN graph replaces ||w||^2 (Eq. 15), finite Newton",
+        family: PAIR_RANKER,
+        version: 1,
+        sources: &[
+            "algorithms/src/tensor_rank/ssr.rs",
+            "algorithms/src/tensor_rank/linear.rs",
+            "algorithms/src/tensor_rank/graph.rs",
+            "algorithms/src/tensor_rank/solver.rs",
+            "algorithms/src/tensor_rank/model.rs",
+            "algorithms/src/tensor_rank/mod.rs",
+            LOOP[0],
+        ],
+        build: pair_ranker::<SsrConfig>,
+    },
+    SolverEntry {
+        name: "tr",
+        label: "TR",
+        description: "transductive ranking: scores f in R^n with lambda f^T L f (§3.4), finite Newton with PCG",
+        family: PAIR_RANKER,
+        version: 1,
+        sources: &[
+            "algorithms/src/tensor_rank/transductive.rs",
+            "algorithms/src/tensor_rank/graph.rs",
+            "algorithms/src/tensor_rank/solver.rs",
+            "algorithms/src/tensor_rank/model.rs",
+            "algorithms/src/tensor_rank/mod.rs",
+            LOOP[0],
+        ],
+        build: pair_ranker::<TransductiveConfig>,
+    },
+    SolverEntry {
+        name: "kr",
+        label: "KR (full)",
+        description: "full kernel ranking: antisymmetric n x n K with lambda tr(K^T L K) (Eqs. 17-18), read-out Eq. 25; small n only (max_n)",
+        family: PAIR_RANKER,
+        version: 1,
+        sources: &[
+            "algorithms/src/tensor_rank/kernel_full.rs",
+            "algorithms/src/tensor_rank/readout.rs",
+            "algorithms/src/tensor_rank/graph.rs",
+            "algorithms/src/tensor_rank/solver.rs",
+            "algorithms/src/tensor_rank/model.rs",
+            "algorithms/src/tensor_rank/mod.rs",
+            LOOP[0],
+        ],
+        build: pair_ranker::<KernelRankConfig>,
+    },
+    SolverEntry {
+        name: "lowrank-kr",
+        label: "KR",
+        description: "low-rank KR, the paper's method: K = B Q B^T, p = 50, B0 = ones, gradient descent with Armijo steps (Eqs. 21-25, Algorithm 1)",
+        family: PAIR_RANKER,
+        version: 1,
+        sources: &[
+            "algorithms/src/tensor_rank/low_rank.rs",
+            "algorithms/src/tensor_rank/readout.rs",
+            "algorithms/src/tensor_rank/graph.rs",
+            "algorithms/src/tensor_rank/model.rs",
+            "algorithms/src/tensor_rank/mod.rs",
+            "algorithms/src/linalg.rs",
+            LOOP[0],
+        ],
+        build: pair_ranker::<LowRankKrConfig>,
+    },
+    SolverEntry {
+        name: "dr",
+        label: "DR",
+        description: "deep ranking baseline: 6 hidden ReLU layers (candle), pair losses of Eq. 14, SGD with momentum, best of 5 restarts on validation pairs (§3.10)",
+        family: PAIR_RANKER,
+        version: 1,
+        sources: &[
+            "algorithms/src/tensor_rank/deep.rs",
+            "algorithms/src/tensor_rank/model.rs",
+            "algorithms/src/tensor_rank/mod.rs",
+            LOOP[0],
+        ],
+        build: pair_ranker::<DeepRankConfig>,
     },
     // Python peers (README "Python peers"): their scripts' sha256 is in their canonical
     // parameters, so editing a script recomputes its cells without a version bump.

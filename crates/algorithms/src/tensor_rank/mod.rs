@@ -27,8 +27,9 @@
 //!
 //! and beside them: [`graph`] (exact blocked kNN search and the Laplacian of Eq. 16),
 //! [`solver`] (pair losses, the exact line search, the Newton solver), [`readout`] (Eq. 25,
-//! the linear order from a kernel), [`synthetic`] (the S-CLASS and S-ATTR stand-ins of §9 and
-//! the label protocol of §4.1). Kendall's τ on all inequality pairs (§5) is
+//! the linear order from a kernel), [`synthetic`] (the label protocol of §4.1; the
+//! S-CLASS and S-ATTR stand-ins of §9 are data-set providers, `dyad_datasets::pair_ranking`).
+//! Kendall's τ on all inequality pairs (§5) is
 //! [`dyad_core::kendall`].
 //!
 //! # Choices where the spec is open (§10)

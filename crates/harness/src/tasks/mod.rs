@@ -12,6 +12,7 @@
 
 pub mod human;
 pub mod label_ranking;
+pub mod pair_ranking;
 pub mod ranking;
 pub mod sparse_pca;
 pub mod tensor_decomposition;
@@ -190,6 +191,7 @@ pub static TASKS: &[&dyn Task] = &[
     &label_ranking::LabelRankingTask,
     &sparse_pca::SparsePcaTask,
     &tensor_decomposition::TensorDecompositionTask,
+    &pair_ranking::PairRankingTask,
 ];
 
 /// The task selecting table `table`.

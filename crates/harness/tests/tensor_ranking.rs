@@ -1,0 +1,344 @@
+//! The pair-ranking task (tensor-ranking paper) end to end: τ per labels-per-class and per
+//! attribute, the hyper-parameters chosen on validation pairs, the untrained reading, claims,
+//! bands, and the plan-time refusals; real MNIST when `$DYAD_DATA_DIR` holds it.
+
+use dyad_harness::claims::Verdict;
+use dyad_harness::results::ExperimentResults;
+use dyad_harness::spec::{At, Selector, XAxis};
+
+/// 400 S-CLASS points (10 classes on a Swiss roll, smooth order) in R^10.
+const SPEC: &str = r#"
+title = "pair ranking demo"
+paper = "demo"
+figure = "F2"
+
+[[datasets]]
+id = "roll"
+name = "s-class"
+params = { n = 400, m = 10, seed = 3 }
+
+[protocol]
+repeats = 2
+seed = 5
+checkpoints = { max = 500, every = 500 }
+
+[protocol.pair_ranking]
+labels_per_class = [1, 3]
+
+[[solvers]]
+name = "rank-svm"
+early_stopping = false
+tune = { lambda = [0.01, 100.0] }
+
+[[solvers]]
+name = "tr"
+early_stopping = false
+tune = { lambda = [0.01, 1.0] }
+
+[[solvers]]
+name = "lowrank-kr"
+early_stopping = false
+params = { lambda = 0.001, rank = 10, max_iter = 150 }
+
+[[solvers]]
+name = "dr"
+params = { width = 8, epochs = 4, restarts = 2 }
+checkpoints = { max = 4, every = 2 }
+
+[[plots]]
+id = "tau"
+title = "tau against l"
+x = "labels_per_class"
+metric = "tau"
+sets = ["all"]
+x_label = "l"
+y_label = "tau"
+
+[[claims]]
+id = "tr-beats-rs"
+text = "TR outperforms RS"
+kind = "greater"
+metric = "tau_mean"
+set = "all"
+solver = "TR"
+versus = "RS"
+
+[[claims]]
+id = "kr-close-to-tr-at-3"
+text = "KR within 0.1 of TR at l = 3"
+kind = "close"
+metric = "tau"
+set = "all"
+coord = 3.0
+tolerance = 0.1
+solver = "KR"
+versus = "TR"
+
+[[expect]]
+dataset = "roll"
+solver = "TR"
+metric = "tau_mean"
+set = "all"
+min = 0.8
+"#;
+
+mod common;
+use common::{fixture, judge_claim, plan_and_run, plan_error};
+
+fn select(
+    res: &ExperimentResults<'_>,
+    solver: &str,
+    metric: &str,
+    set: &str,
+    coord: Option<f64>,
+    at: At,
+) -> Vec<f64> {
+    let v = res
+        .select(&Selector {
+            dataset: None,
+            solver: Some(solver.into()),
+            metric: metric.into(),
+            set: set.into(),
+            k: None,
+            coord,
+            at,
+        })
+        .unwrap_or_else(|e| panic!("{solver} {metric} {set} {coord:?}: {e}"));
+    assert_eq!(v.len(), 2, "one value per repeat");
+    v
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+#[test]
+fn class_order_cells_record_tau_per_l_and_the_chosen_hyper_parameters() {
+    let f = fixture(SPEC);
+    let (plans, s) = plan_and_run(&f.ws, 2);
+    assert!(s.ok(), "{:?}", s.failed);
+    assert_eq!(plans[0].task.name(), "pair-ranking");
+    assert_eq!(plans[0].cells.len(), 8, "4 solvers x 2 repeats");
+    assert!(plans[0].datasets[0].resolved.synthetic);
+    let res = ExperimentResults::load(&plans[0], &f.ws.cache());
+    for solver in ["RS", "TR", "KR", "DR"] {
+        let mut per_l = Vec::new();
+        for l in [1.0, 3.0] {
+            let all = select(&res, solver, "tau", "all", Some(l), At::Last);
+            let unl = select(&res, solver, "tau", "unlabelled", Some(l), At::Last);
+            assert!(all.iter().chain(&unl).all(|t| (-1.0..=1.0).contains(t)));
+            per_l.push(all);
+        }
+        // tau_mean is the mean of tau over the l grid, repeat by repeat.
+        let tm = select(&res, solver, "tau_mean", "all", None, At::Last);
+        for r in 0..2 {
+            assert!((tm[r] - (per_l[0][r] + per_l[1][r]) / 2.0).abs() < 1e-12);
+        }
+    }
+    // The graph methods order the roll's classes almost perfectly; a linear f cannot (the
+    // order runs along the roll, not along a direction of R^10).
+    let tr = mean(&select(&res, "TR", "tau_mean", "all", None, At::Last));
+    let kr = mean(&select(&res, "KR", "tau_mean", "all", None, At::Last));
+    let rs = mean(&select(&res, "RS", "tau_mean", "all", None, At::Last));
+    assert!(tr > 0.85 && kr > 0.8, "TR {tr}, KR {kr}");
+    assert!(rs < tr - 0.2, "RS {rs} vs TR {tr}");
+    // The untrained models (w = 0, f = 0, B = ones) score tau = 0 at step 0.
+    for solver in ["RS", "TR", "KR"] {
+        let t0 = select(&res, solver, "tau_mean", "all", None, At::Step(0));
+        assert_eq!(t0, vec![0.0, 0.0], "{solver}");
+    }
+    // The chosen lambda is one of the grid's, per l; DR's chosen step is a checkpoint.
+    for l in [1.0, 3.0] {
+        let lam = select(&res, "RS", "chosen_lambda", "validation", Some(l), At::Last);
+        assert!(lam.iter().all(|v| *v == 0.01 || *v == 100.0), "{lam:?}");
+        let lam = select(&res, "TR", "chosen_lambda", "validation", Some(l), At::Last);
+        assert!(lam.iter().all(|v| *v == 0.01 || *v == 1.0), "{lam:?}");
+        let step = select(&res, "DR", "chosen_step", "validation", Some(l), At::Last);
+        assert!(step.iter().all(|s| [0.0, 2.0, 4.0].contains(s)), "{step:?}");
+        // The chosen model's validation tau is what selected it: at least as good as chance.
+        let v = select(
+            &res,
+            "TR",
+            "validation_tau",
+            "validation",
+            Some(l),
+            At::Last,
+        );
+        assert!(v.iter().all(|t| *t > 0.5), "{v:?}");
+        // Low-rank KR reports its gradient iterations and their cost.
+        let s = select(
+            &res,
+            "KR",
+            "seconds_per_iteration",
+            "all",
+            Some(l),
+            At::Last,
+        );
+        let it = select(&res, "KR", "iterations", "all", Some(l), At::Last);
+        assert!(s.iter().all(|v| *v > 0.0) && it.iter().all(|v| (1.0..=150.0).contains(v)));
+        // KR also reads the order off sign(K_ij); the others have no kernel.
+        let ts = select(&res, "KR", "tau_sign", "all", Some(l), At::Last);
+        assert!(ts.iter().all(|v| *v > 0.5), "{ts:?}");
+    }
+    assert!(
+        res.select(&Selector {
+            dataset: None,
+            solver: Some("RS".into()),
+            metric: "tau_sign".into(),
+            set: "all".into(),
+            k: None,
+            coord: None,
+            at: At::Last,
+        })
+        .is_err()
+    );
+    // Cells keep the tuned candidate (the one chosen most often).
+    let c = res.cells[plans[0]
+        .cells
+        .iter()
+        .position(|c| plans[0].solvers[c.solver].label == "TR")
+        .unwrap()]
+    .as_ref()
+    .unwrap();
+    assert!(c.tuned.is_some(), "{c:?}");
+    // Curves against the coordinate: one point per l.
+    let ti = plans[0]
+        .solvers
+        .iter()
+        .position(|s| s.label == "TR")
+        .unwrap();
+    let curve = res.curve(
+        0,
+        ti,
+        "all",
+        "tau",
+        &XAxis::Named("labels_per_class".into()),
+        None,
+    );
+    assert_eq!(
+        curve.iter().map(|p| p.x).collect::<Vec<_>>(),
+        vec![1.0, 3.0]
+    );
+    // Claims and bands are judged on these records.
+    let verdict = |id: &str| judge_claim(&plans[0], &res, id).verdict;
+    assert_eq!(verdict("tr-beats-rs"), Verdict::Holds);
+    assert_ne!(verdict("kr-close-to-tr-at-3"), Verdict::NotComparable);
+    let lines = dyad_harness::check::check(&res);
+    assert!(
+        lines.iter().all(|l| l.ok && l.defect.is_none()),
+        "{lines:?}"
+    );
+    let written = f.ws.outputs(&plans).unwrap();
+    assert_eq!(written[0].figures.len(), 2, "one plot, svg and png");
+}
+
+#[test]
+fn attribute_cells_rank_each_attribute() {
+    let spec = SPEC
+        .replace(
+            "name = \"s-class\"\nparams = { n = 400, m = 10, seed = 3 }",
+            "name = \"s-attr\"\nparams = { n = 240, categories = 4, attributes = 3, m = 16, seed = 4 }",
+        )
+        .replace(
+            "labels_per_class = [1, 3]",
+            "train_per_category = 4\nattributes = [1, 3]",
+        )
+        .replace("x = \"labels_per_class\"", "x = \"attribute\"")
+        .replace("coord = 3.0", "coord = 1.0");
+    let f = fixture(&spec);
+    let (plans, s) = plan_and_run(&f.ws, 2);
+    assert!(s.ok(), "{:?}", s.failed);
+    let res = ExperimentResults::load(&plans[0], &f.ws.cache());
+    for solver in ["RS", "TR", "KR", "DR"] {
+        for a in [1.0, 3.0] {
+            let t = select(&res, solver, "tau", "all", Some(a), At::Last);
+            assert!(t.iter().all(|v| *v > 0.3), "{solver} attribute {a}: {t:?}");
+            select(&res, solver, "tau", "unlabelled", Some(a), At::Last);
+        }
+        // Attribute 2 was not asked for.
+        assert!(
+            res.select(&Selector {
+                dataset: None,
+                solver: Some(solver.into()),
+                metric: "tau".into(),
+                set: "all".into(),
+                k: None,
+                coord: Some(2.0),
+                at: At::Last,
+            })
+            .is_err()
+        );
+    }
+}
+
+#[test]
+fn bad_protocols_and_solvers_are_refused_at_plan_time() {
+    let f = fixture(&SPEC.replace("labels_per_class = [1, 3]", "labels_per_class = [0, 3]"));
+    assert!(plan_error(&f.ws).contains("each at least 1"));
+    let f = fixture(&SPEC.replace(
+        "labels_per_class = [1, 3]",
+        "labels_per_class = [1]\nattributes = [0]",
+    ));
+    assert!(plan_error(&f.ws).contains("numbered from 1"));
+    let f = fixture(&SPEC.replace("labels_per_class = [1, 3]", "label_per_class = [1]"));
+    assert!(plan_error(&f.ws).contains("unknown field `label_per_class`"));
+    // Solver parameters are validated before any data is read.
+    let f = fixture(&SPEC.replace("rank = 10, max_iter = 150", "rank = 0"));
+    let e = plan_error(&f.ws);
+    assert!(e.contains("rank"), "{e}");
+    let f = fixture(&SPEC.replace(
+        "tune = { lambda = [0.01, 100.0] }",
+        "tune = { lambda = [0.01, -1.0] }",
+    ));
+    assert!(plan_error(&f.ws).contains("lambda"));
+    // A ranker of another family cannot run this task.
+    let f = fixture(&SPEC.replace(
+        "name = \"rank-svm\"\nearly_stopping = false\ntune = { lambda = [0.01, 100.0] }",
+        "name = \"oasis\"",
+    ));
+    let e = plan_error(&f.ws);
+    assert!(e.contains("oasis") || e.contains("family"), "{e}");
+    // Labelled rows with too few members per class for l labels: refused from the shape.
+    let f = fixture(
+        &SPEC
+            .replace(
+                "name = \"s-class\"\nparams = { n = 400, m = 10, seed = 3 }",
+                "name = \"mnist\"\nparams = { standin = { train = 20, test = 10 } }",
+            )
+            .replace("labels_per_class = [1, 3]", "labels_per_class = [10]"),
+    );
+    assert!(plan_error(&f.ws).contains("too few for 10 training and 10 validation"));
+}
+
+#[test]
+fn real_mnist_orders_digits_by_label() {
+    let Some(dir) = dyad_datasets::testdata::real_dir("mnist", "MNIST", |d| {
+        d.join("train-images-idx3-ubyte.gz").is_file()
+    }) else {
+        return;
+    };
+    let spec = SPEC
+        .replace(
+            "name = \"s-class\"\nparams = { n = 400, m = 10, seed = 3 }",
+            "name = \"mnist\"\nparams = { l2_normalize = false, test_images = 0 }",
+        )
+        .replace(
+            "labels_per_class = [1, 3]",
+            "labels_per_class = [3, 10]\nmax_points = 600",
+        )
+        .replace("min = 0.8", "min = 0.4")
+        .replace("id = \"roll\"", "id = \"mnist\"")
+        .replace("dataset = \"roll\"", "dataset = \"mnist\"");
+    let mut f = fixture(&spec);
+    f.ws.data_dir = dir.parent().unwrap().to_path_buf();
+    let (plans, s) = plan_and_run(&f.ws, 2);
+    assert!(s.ok(), "{:?}", s.failed);
+    assert!(!plans[0].datasets[0].resolved.synthetic);
+    let res = ExperimentResults::load(&plans[0], &f.ws.cache());
+    // Graph methods order 600 real digits well above chance; RS less so.
+    let tr = mean(&select(&res, "TR", "tau_mean", "all", None, At::Last));
+    let rs = mean(&select(&res, "RS", "tau_mean", "all", None, At::Last));
+    assert!(tr > 0.4 && rs > 0.2 && tr > rs, "TR {tr}, RS {rs}");
+    let kr = mean(&select(&res, "KR", "tau_mean", "all", None, At::Last));
+    assert!(kr > 0.3, "KR {kr}");
+}
