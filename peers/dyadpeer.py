@@ -12,18 +12,21 @@ dyad runs `python peers/<script>.py DIR` in the peers' virtual environment, with
                    training steps 1..budget, exactly the triplets dyad's OASIS would draw
                    (triplet learners only)
 
-or, for learners of a dense data matrix (sparse PCA), instead of x.npz and labels.npy:
+or, for learners of a dense array, instead of x.npz and labels.npy:
 
-  a.npy            float64, (dim, n): rows = variables (genes), columns = samples; meta.json
-                   then has "matrix": "a.npy"
+  a.npy            float64 of meta.json's "shape" (meta.json then has "array": "a.npy"):
+                   a data matrix (dim, n), rows = variables (genes), columns = samples
+                   (sparse PCA), or a symmetric tensor (K, K, K) (tensor decomposition)
 
 The script writes, under DIR/out/, one model per checkpoint (a d x d float64 .npy: `W` of a
 bilinear similarity p^T W q, or `M` of a Mahalanobis distance; or, for kind "lowrank", the
 two factors of W = A B^T, each a d x k float64 .npy, `file` holding A and `file_b` B, so a
 rank-k model never travels as d x d; for kind "loadings", the dim x m loadings Z with the
-script's own final objective in the entry's "objective") and, last, report.json:
+script's own final objective in the entry's "objective"; for kind "decomposition", the K x r
+components with their r weights in the entry's "weights") and, last, report.json:
 
-  {"protocol": 1, "kind": "bilinear" | "mahalanobis" | "lowrank" | "loadings",
+  {"protocol": 1,
+   "kind": "bilinear" | "mahalanobis" | "lowrank" | "loadings" | "decomposition",
    "checkpoints": [{"step": s, "seconds": t, "file": "model_<s>.npy"}, ...]}
 
 with one entry per requested checkpoint, in order; `seconds` is the script's own training
@@ -51,7 +54,7 @@ import numpy as np  # noqa: E402
 import scipy.sparse  # noqa: E402
 
 PROTOCOL = 1
-KINDS = ("bilinear", "mahalanobis", "lowrank", "loadings")
+KINDS = ("bilinear", "mahalanobis", "lowrank", "loadings", "decomposition")
 
 
 class Clock:
@@ -89,12 +92,12 @@ class Run:
         self.params = meta["params"]
         self.seed = int(meta["seed"])
         self.checkpoints = [int(s) for s in np.load(os.path.join(directory, "checkpoints.npy"))]
-        if "matrix" in meta:
-            # A dense data matrix (dim x n), no rows or labels.
-            self.a = np.load(os.path.join(directory, meta["matrix"]))
+        if "array" in meta:
+            # A dense array (a data matrix or a tensor), no rows or labels.
+            self.a = np.load(os.path.join(directory, meta["array"]))
             self.x, self.labels, self.triplets = None, None, None
-            if self.a.shape != (meta["dim"], meta["n"]):
-                raise ValueError("a.npy disagrees with meta.json on its shape")
+            if list(self.a.shape) != list(meta["shape"]):
+                raise ValueError(f"{meta['array']} disagrees with meta.json on its shape")
         else:
             self.a = None
             self.x = scipy.sparse.load_npz(os.path.join(directory, "x.npz")).tocsr()
@@ -133,9 +136,10 @@ class Run:
         """The seed as a NumPy / scikit-learn random_state (32 bits)."""
         return self.seed % (2**32)
 
-    def report(self, step, model, objective=None):
+    def report(self, step, model, objective=None, weights=None):
         """Write the model after `step` steps, off the clock: a matrix, or for kind "lowrank"
-        the pair of factors (A, B) of W = A B^T; kind "loadings" also gives the objective."""
+        the pair of factors (A, B) of W = A B^T; kind "loadings" also gives the objective,
+        kind "decomposition" the components' weights."""
         seconds = self.clock.pause()
         save = lambda name, m: np.save(  # noqa: E731
             os.path.join(self.out, name), np.ascontiguousarray(m, dtype=np.float64)
@@ -143,6 +147,8 @@ class Run:
         entry = {"step": int(step), "seconds": seconds}
         if objective is not None:
             entry["objective"] = float(objective)
+        if weights is not None:
+            entry["weights"] = [float(w) for w in weights]
         if self.kind == "lowrank":
             a, b = model
             entry["file"], entry["file_b"] = f"model_{int(step)}_a.npy", f"model_{int(step)}_b.npy"

@@ -23,7 +23,9 @@
 pub mod npy;
 
 use crate::registry::{BuiltSolver, typed};
-use dyad_algorithms::givens::{SparsePca, SparsePcaModel};
+use dyad_algorithms::givens::{
+    Decomposition, MomentTensor, SparsePca, SparsePcaModel, TensorDecomposer,
+};
 use dyad_algorithms::loreta::LowRankModel;
 use dyad_algorithms::metric::Mahalanobis;
 use dyad_algorithms::oasis::BilinearModel;
@@ -71,6 +73,9 @@ pub enum PeerModel {
     /// Sparse loadings `Z` (`d x m`) of a data matrix ([`SparsePcaModel`]), with the script's
     /// own objective.
     Loadings,
+    /// A symmetric decomposition `Σ_k λ_k v_k^{⊗3}` of a `K x K x K` tensor: the components
+    /// (`K x r`) and the weights ([`Decomposition`]).
+    Decomposition,
 }
 
 impl PeerModel {
@@ -80,6 +85,7 @@ impl PeerModel {
             PeerModel::Mahalanobis => "mahalanobis",
             PeerModel::LowRank => "lowrank",
             PeerModel::Loadings => "loadings",
+            PeerModel::Decomposition => "decomposition",
         }
     }
 }
@@ -564,6 +570,8 @@ pub enum PeerMatrix {
     Factors(Array2<f64>, Array2<f64>),
     /// Loadings `Z` (`d x m`) and the script's objective.
     Columns(Array2<f64>, f64),
+    /// Components (`K x r`) and their weights.
+    Components(Array2<f64>, Vec<f64>),
 }
 
 impl PeerMatrix {
@@ -572,7 +580,7 @@ impl PeerMatrix {
         match self {
             PeerMatrix::Square(m) => m.clone(),
             PeerMatrix::Factors(a, b) => a.dot(&b.t()),
-            PeerMatrix::Columns(z, _) => z.clone(),
+            PeerMatrix::Columns(z, _) | PeerMatrix::Components(z, _) => z.clone(),
         }
     }
 }
@@ -725,11 +733,24 @@ impl PeerRanker {
         rng: &mut Rng,
     ) -> Result<Vec<(u64, f64, PeerMatrix)>, AlgoError> {
         let (d, n) = a.dim();
-        self.execute(schedule, rng, d, &mut |dir, _, _| {
-            let values: Vec<f64> = a.iter().copied().collect();
-            npy::write_npy(&dir.join("a.npy"), &Array::f64(&[d, n], &values))
+        let values: Vec<f64> = a.iter().copied().collect();
+        self.run_on_array(&[d, n], &values, schedule, rng)
+    }
+
+    /// Run the script on a dense array (row-major `values` of `shape`, written as `a.npy`;
+    /// the models have `shape[0]` rows): a data matrix (`d x n`) or a tensor (`K x K x K`).
+    pub fn run_on_array(
+        &self,
+        shape: &[usize],
+        values: &[f64],
+        schedule: &Schedule,
+        rng: &mut Rng,
+    ) -> Result<Vec<(u64, f64, PeerMatrix)>, AlgoError> {
+        let rows = shape.first().copied().unwrap_or(0);
+        self.execute(schedule, rng, rows, &mut |dir, _, _| {
+            npy::write_npy(&dir.join("a.npy"), &Array::f64(shape, values))
                 .map_err(|e| input_error("a.npy", e))?;
-            Ok(serde_json::json!({ "n": n, "dim": d, "matrix": "a.npy" }))
+            Ok(serde_json::json!({ "dim": rows, "array": "a.npy", "shape": shape }))
         })
     }
 
@@ -850,6 +871,9 @@ impl PeerRanker {
             /// The script's own objective (loadings).
             #[serde(default)]
             objective: Option<f64>,
+            /// The weights of a decomposition's components.
+            #[serde(default)]
+            weights: Option<Vec<f64>>,
         }
         let out = dir.join("out");
         let text = std::fs::read_to_string(out.join("report.json"))
@@ -938,6 +962,19 @@ impl PeerRanker {
                     ))?;
                     PeerMatrix::Columns(read(&c.file, None)?, objective)
                 }
+                PeerModel::Decomposition => {
+                    let v = read(&c.file, None)?;
+                    let w = c.weights.clone().unwrap_or_default();
+                    if w.len() != v.ncols() || w.iter().any(|x| !x.is_finite()) {
+                        return Err(format!(
+                            "step {}: {} finite `weights` expected for {} components",
+                            c.step,
+                            v.ncols(),
+                            v.ncols()
+                        ));
+                    }
+                    PeerMatrix::Components(v, w)
+                }
             };
             models.push((c.step, c.seconds, m));
         }
@@ -949,11 +986,15 @@ impl PeerRanker {
         let m = match m {
             PeerMatrix::Factors(a, b) => return Ok(Box::new(LowRankModel::from_factors(a, b))),
             PeerMatrix::Square(m) => m,
-            PeerMatrix::Columns(..) => return Err("loadings are not a similarity".into()),
+            PeerMatrix::Columns(..) | PeerMatrix::Components(..) => {
+                return Err("loadings and decompositions are not similarities".into());
+            }
         };
         Ok(match self.script.model {
             PeerModel::LowRank => return Err("a low-rank peer reported a d x d matrix".into()),
-            PeerModel::Loadings => return Err("a loadings peer is not a ranker".into()),
+            PeerModel::Loadings | PeerModel::Decomposition => {
+                return Err("a loadings or decomposition peer is not a ranker".into());
+            }
             PeerModel::Bilinear => Box::new(BilinearModel::from_matrix(m)),
             PeerModel::Mahalanobis => {
                 let scale = m.iter().fold(0.0f64, |a, v| a.max(v.abs())).max(1.0);
@@ -1017,6 +1058,126 @@ impl SparsePca for PeerSparsePca {
     fn is_iterative(&self) -> bool {
         self.0.script.iterative
     }
+}
+
+/// A tensor-decomposition peer: the script decomposes the dense symmetric tensor (`a.npy`,
+/// `K x K x K`); the objective `Σ_k T(v_k, v_k, v_k)` is evaluated here, on that tensor.
+#[derive(Debug, Clone)]
+pub struct PeerTensor(pub PeerRanker);
+
+impl TensorDecomposer for PeerTensor {
+    fn fit(
+        &self,
+        input: &MomentTensor,
+        schedule: &Schedule,
+        rng: &mut Rng,
+        obs: &mut dyn Observer<Decomposition>,
+    ) -> Result<(), AlgoError> {
+        input.validate()?;
+        let (t, _) = input.dense();
+        let k = t.dim();
+        let models = self
+            .0
+            .run_on_array(&[k, k, k], t.as_slice(), schedule, rng)?;
+        let count = models.len();
+        for (i, (step, seconds, m)) in models.into_iter().enumerate() {
+            let PeerMatrix::Components(components, weights) = m else {
+                return Err(external(format!(
+                    "peer script {}: reported no decomposition",
+                    self.0.script_path().display()
+                )));
+            };
+            let objective = components
+                .columns()
+                .into_iter()
+                .map(|v| {
+                    let v = v.to_vec();
+                    t.eval(&v, &v, &v)
+                })
+                .sum();
+            let model = Decomposition {
+                weights,
+                components,
+                objective,
+                // A peer's FLOPs are not counted (its clock is).
+                flops: 0,
+                extract_flops: 0,
+            };
+            let at = Checkpoint {
+                step,
+                solver_seconds: seconds,
+                last: i + 1 == count,
+            };
+            if obs.checkpoint(at, &model) == Control::Stop {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn is_iterative(&self) -> bool {
+        self.0.script.iterative
+    }
+}
+
+/// `py:tensor-power-tensorly`: TensorLy's robust symmetric tensor power iteration
+/// (`symmetric_parafac_power_iteration`; Givens issue 15's peer).
+pub static TENSOR_POWER_TENSORLY: PeerScript = PeerScript {
+    name: "py:tensor-power-tensorly",
+    script: "tensor_power_tensorly.py",
+    model: PeerModel::Decomposition,
+    triplets: false,
+    iterative: false,
+};
+
+/// `py:tensor-power-tensorly`'s parameters: TensorLy's names; defaults as dyad's
+/// `tensor-power` (50 restarts, 50 iterations; TensorLy's own are 10 and 10).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TensorPowerTensorlyParams {
+    /// Components (default: the tensor's dimension).
+    #[serde(default)]
+    pub rank: Option<usize>,
+    #[serde(default = "default_repeat")]
+    pub n_repeat: u32,
+    #[serde(default = "default_repeat")]
+    pub n_iteration: u32,
+}
+
+fn default_repeat() -> u32 {
+    50
+}
+
+impl Checked for TensorPowerTensorlyParams {
+    fn check(&self) -> Result<(), ParamError> {
+        if self.rank == Some(0) {
+            return Err(ParamError::new("rank", "must be at least 1, got 0"));
+        }
+        if self.n_repeat == 0 {
+            return Err(ParamError::new("n_repeat", "must be at least 1, got 0"));
+        }
+        if self.n_iteration == 0 {
+            return Err(ParamError::new("n_iteration", "must be at least 1, got 0"));
+        }
+        Ok(())
+    }
+}
+
+impl PeerParams for TensorPowerTensorlyParams {
+    const SCRIPT: &'static PeerScript = &TENSOR_POWER_TENSORLY;
+}
+
+/// Build a tensor-decomposition peer from spec parameters (the registry's builder).
+pub fn tensor_peer<P: PeerParams>(v: toml::Value) -> Result<BuiltSolver, ParamError> {
+    let params: P = typed(v)?;
+    params.check()?;
+    let peer = PeerRanker::new(P::SCRIPT, PeerEnv::locate(), &params)?;
+    let canonical = peer.canonical();
+    Ok(BuiltSolver::new(
+        Box::new(PeerTensor(peer)) as Box<dyn TensorDecomposer>,
+        canonical,
+        P::SCRIPT.iterative,
+    ))
 }
 
 /// `py:sparsepca-sklearn`: scikit-learn's `SparsePCA` (Givens issue 15's peer).

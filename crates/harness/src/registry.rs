@@ -828,6 +828,15 @@ pub static SOLVERS: &[SolverEntry] = &[
         build: crate::peers::sparse_pca_peer::<crate::peers::SparsePcaSklearnParams>,
     },
     SolverEntry {
+        name: "py:tensor-power-tensorly",
+        label: "TPM (TensorLy)",
+        description: "Python peer: TensorLy's robust symmetric tensor power iteration with deflation (symmetric_parafac_power_iteration) on the same whitened moment tensor (peers/tensor_power_tensorly.py)",
+        family: TENSOR_DECOMPOSITION,
+        version: 1,
+        sources: &["harness/src/peers.rs", "harness/src/peers/"],
+        build: crate::peers::tensor_peer::<crate::peers::TensorPowerTensorlyParams>,
+    },
+    SolverEntry {
         name: "centroid",
         label: "class centroid",
         description: "scores each label by the cosine of the example and the label's training centroid (nearest class mean)",

@@ -641,3 +641,48 @@ fn sklearn_sparse_pca_returns_unit_sparse_loadings_that_find_a_planted_program()
     let ev = adjusted_explained_variance(a.view(), z.view());
     assert!(ev > 0.9, "explained variance {ev}");
 }
+
+/// TensorLy's tensor power iteration through the tensor-decomposition family: an exactly
+/// orthogonally decomposable tensor is recovered (components to 1e-6 rad, weights to 1e-6),
+/// and the objective dyad evaluates is the sum of the planted weights.
+#[test]
+fn tensorly_power_iteration_recovers_an_orthogonal_tensor() {
+    use dyad_algorithms::fixtures::{Models, planted_orthogonal_tensor};
+    use dyad_algorithms::givens::metrics::component_recovery;
+    use dyad_algorithms::givens::{MomentTensor, TensorDecomposer};
+    use dyad_harness::peers::{PeerTensor, TENSOR_POWER_TENSORLY, TensorPowerTensorlyParams};
+    let Some(env) = ready("tensorly_power_iteration") else {
+        return;
+    };
+    let planted = planted_orthogonal_tensor(6, 0.0, 4);
+    let params = TensorPowerTensorlyParams {
+        rank: None,
+        n_repeat: 20,
+        n_iteration: 30,
+    };
+    let peer = PeerTensor(PeerRanker::new(&TENSOR_POWER_TENSORLY, env, &params).unwrap());
+    let mut models = Models::default();
+    peer.fit(
+        &MomentTensor::Dense(planted.tensor.clone()),
+        &Schedule::new(vec![0]),
+        &mut seeded(2),
+        &mut models,
+    )
+    .unwrap();
+    assert_eq!(models.seen.len(), 1, "not iterative: one model");
+    let dec = &models.seen[0].1;
+    assert_eq!(dec.components.dim(), (6, 6));
+    let r = component_recovery(&planted.weights, planted.components.view(), dec);
+    assert!(r.max_angle < 1e-6, "largest angle {}", r.max_angle);
+    assert!(
+        r.max_weight_error < 1e-6,
+        "weight error {}",
+        r.max_weight_error
+    );
+    let total: f64 = planted.weights.iter().sum();
+    assert!(
+        (dec.objective - total).abs() < 1e-6,
+        "{} vs {total}",
+        dec.objective
+    );
+}
