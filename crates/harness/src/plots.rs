@@ -74,6 +74,11 @@ fn panels(res: &ExperimentResults<'_>, plot: &PlotSpec) -> Vec<Panel> {
             // With `envelope`, the instances of one grid are one series (drawn at its first
             // instance, in that instance's colour).
             let higher = plan.metric(&plot.metric).higher_is_better;
+            let relative = plot.relative_to.as_ref().and_then(|r| {
+                plan.solvers
+                    .iter()
+                    .position(|sv| sv.label == *r || sv.name == *r)
+            });
             for (si, sv) in plan.solvers.iter().enumerate() {
                 if !plot.solvers.is_empty()
                     && !plot
@@ -99,10 +104,27 @@ fn panels(res: &ExperimentResults<'_>, plot: &PlotSpec) -> Vec<Panel> {
                     sv.label.clone()
                 };
                 for (seti, set) in sets.iter().enumerate() {
-                    let curves: Vec<Vec<CurvePoint>> = members
-                        .iter()
-                        .map(|&m| res.curve(di, m, set, &plot.metric, &plot.x, plot.k))
-                        .collect();
+                    let curve = |m: usize| match relative {
+                        Some(r) if r != m => {
+                            res.difference_curve(di, m, r, set, &plot.metric, &plot.x, plot.k)
+                        }
+                        // The reference itself: the zero line at its own x values.
+                        Some(_) => res
+                            .curve(di, m, set, &plot.metric, &plot.x, plot.k)
+                            .into_iter()
+                            .map(|p| CurvePoint {
+                                x: p.x,
+                                y: Stat {
+                                    mean: 0.0,
+                                    sd: 0.0,
+                                    sem: 0.0,
+                                    n: p.y.n,
+                                },
+                            })
+                            .collect(),
+                        None => res.curve(di, m, set, &plot.metric, &plot.x, plot.k),
+                    };
+                    let curves: Vec<Vec<CurvePoint>> = members.iter().map(|&m| curve(m)).collect();
                     let points = if members.len() > 1 {
                         envelope(&curves, higher)
                     } else {
@@ -123,7 +145,7 @@ fn panels(res: &ExperimentResults<'_>, plot: &PlotSpec) -> Vec<Panel> {
                     series.push(Series {
                         name,
                         color: PALETTE[(si + shade) % PALETTE.len()],
-                        dashed: set == "train" || set == "validation",
+                        dashed: set == "train" || set == "validation" || relative == Some(si),
                         points,
                     });
                 }

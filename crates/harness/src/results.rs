@@ -317,6 +317,54 @@ impl<'a> ExperimentResults<'a> {
         k: Option<u32>,
     ) -> Vec<CurvePoint> {
         let cells: Vec<&CellResult> = self.cells_of(dataset, solver).collect();
+        Self::curve_of(&cells, set, metric, x, k)
+    }
+
+    /// `solver`'s curve minus `reference`'s, paired by repeat: at each x both have in a
+    /// repeat, the difference of the two repeats' values; the statistics are over those
+    /// paired differences (repeats where either has no point at x are left out there).
+    #[allow(clippy::too_many_arguments)]
+    pub fn difference_curve(
+        &self,
+        dataset: usize,
+        solver: usize,
+        reference: usize,
+        set: &str,
+        metric: &str,
+        x: &XAxis,
+        k: Option<u32>,
+    ) -> Vec<CurvePoint> {
+        let refs: Vec<&CellResult> = self.cells_of(dataset, reference).collect();
+        let mut by_x: std::collections::BTreeMap<u64, (f64, Vec<f64>)> = Default::default();
+        for cell in self.cells_of(dataset, solver) {
+            let Some(other) = refs.iter().find(|r| r.repeat == cell.repeat) else {
+                continue;
+            };
+            let mine = Self::curve_of(&[cell], set, metric, x, k);
+            let theirs = Self::curve_of(&[*other], set, metric, x, k);
+            for p in &mine {
+                if let Some(q) = theirs.iter().find(|q| q.x == p.x) {
+                    let e = by_x.entry(p.x.to_bits()).or_insert((p.x, Vec::new()));
+                    e.1.push(p.y.mean - q.y.mean);
+                }
+            }
+        }
+        let mut points: Vec<CurvePoint> = by_x
+            .into_values()
+            .filter_map(|(x, d)| Stat::of(&d).map(|y| CurvePoint { x, y }))
+            .collect();
+        points.sort_by(|a, b| a.x.total_cmp(&b.x));
+        points
+    }
+
+    /// [`curve`](Self::curve) over the given cells.
+    fn curve_of(
+        cells: &[&CellResult],
+        set: &str,
+        metric: &str,
+        x: &XAxis,
+        k: Option<u32>,
+    ) -> Vec<CurvePoint> {
         #[derive(Default)]
         struct Point {
             x: Vec<f64>,

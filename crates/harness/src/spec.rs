@@ -269,6 +269,11 @@ pub struct PlotSpec {
     /// have no point yet at x do not take part.
     #[serde(default)]
     pub envelope: bool,
+    /// Draw every solver's difference to this solver (label or registry name), paired by
+    /// repeat at each x, error bars over the paired differences; the solver itself is the
+    /// dashed zero line ("improvement over RankSVM"). Not with `x = "seconds"` or `"param"`.
+    #[serde(default)]
+    pub relative_to: Option<String>,
     /// A metric the cells record beside the solver's result (e.g. `optimal_nmi`, clustering
     /// by the true parameters), drawn once in black with its label.
     #[serde(default)]
@@ -953,6 +958,23 @@ impl LoadedSpec {
                     format!("plot `{}`: no data set with id \"{bad}\"", p.id),
                 ));
             }
+            if let Some(r) = &p.relative_to {
+                let named = s
+                    .solvers
+                    .iter()
+                    .any(|sv| sv.label.as_deref() == Some(r.as_str()) || sv.name.get_ref() == r);
+                if !named || matches!(p.x, XAxis::Seconds | XAxis::Param) || p.envelope {
+                    return Err(self.error_at_key(
+                        &["plots", &i.to_string(), "relative_to"],
+                        format!(
+                            "plot `{}`: `relative_to` names a solver of the spec (label or \
+                             registry name, got \"{r}\"), pairs by step, k or coordinate (not \
+                             `x = \"seconds\"` or `\"param\"`) and is not an envelope",
+                            p.id
+                        ),
+                    ));
+                }
+            }
             if p.envelope && !matches!(p.x, XAxis::Step | XAxis::Seconds) {
                 return Err(self.error_at_key(
                     &["plots", &i.to_string(), "envelope"],
@@ -1147,6 +1169,22 @@ name = "oasis"
         let at = src.lines().position(|l| l.starts_with("envelope")).unwrap() + 1;
         assert_eq!(e.line, Some(at), "{e}");
         assert!(e.to_string().contains("`envelope` needs"), "{e}");
+    }
+
+    #[test]
+    fn a_difference_plot_names_a_solver_and_pairs_by_step_k_or_coordinate() {
+        let plot = |x: &str, to: &str| {
+            format!(
+                "{MINIMAL}\n[[plots]]\nid = \"p\"\ntitle = \"p\"\nx = \"{x}\"\nmetric = \"map\"\n\
+                 x_label = \"x\"\ny_label = \"y\"\nrelative_to = \"{to}\"\n"
+            )
+        };
+        assert!(parse(&plot("step", "oasis")).is_ok());
+        assert!(parse(&plot("k", "oasis")).is_ok());
+        for (x, to) in [("step", "lego"), ("seconds", "oasis")] {
+            let e = parse(&plot(x, to)).unwrap_err().to_string();
+            assert!(e.contains("`relative_to` names a solver"), "{x} {to}: {e}");
+        }
     }
 
     #[test]

@@ -121,6 +121,27 @@ fn class_order_cells_record_tau_per_l_and_the_chosen_hyper_parameters() {
     assert_eq!(plans[0].cells.len(), 8, "4 solvers x 2 repeats");
     assert!(plans[0].datasets[0].resolved.synthetic);
     let res = ExperimentResults::load(&plans[0], &f.ws.cache());
+    // Fig. 2's y axis: the difference to RS at each l, paired repeat by repeat.
+    let at = |label: &str| {
+        plans[0]
+            .solvers
+            .iter()
+            .position(|s| s.label == label)
+            .unwrap()
+    };
+    let x = XAxis::Named("labels_per_class".into());
+    let diff = res.difference_curve(0, at("TR"), at("RS"), "all", "tau", &x, None);
+    assert_eq!(diff.len(), 2, "{diff:?}");
+    for (p, l) in diff.iter().zip([1.0, 3.0]) {
+        let (t, r) = (
+            select(&res, "TR", "tau", "all", Some(l), At::Last),
+            select(&res, "RS", "tau", "all", Some(l), At::Last),
+        );
+        let d: Vec<f64> = (0..2).map(|i| t[i] - r[i]).collect();
+        assert_eq!((p.x, p.y.n), (l, 2));
+        assert!((p.y.mean - mean(&d)).abs() < 1e-12, "{p:?} vs {d:?}");
+        assert!((p.y.sd - (d[0] - d[1]).abs() / 2f64.sqrt()).abs() < 1e-12);
+    }
     for solver in ["RS", "TR", "KR", "DR"] {
         let mut per_l = Vec::new();
         for l in [1.0, 3.0] {
