@@ -543,15 +543,30 @@ pub fn peer<P: PeerParams>(v: toml::Value) -> Result<BuiltSolver, ParamError> {
 
 /// Build a peer whose scripts and environment are `env`.
 pub fn peer_in<P: PeerParams>(v: toml::Value, env: &PeerEnv) -> Result<BuiltSolver, ParamError> {
+    build::<P, dyn Ranker>(v, env, |p| Box::new(p))
+}
+
+/// Build a sparse-PCA peer from spec parameters (the registry's builder).
+pub fn sparse_pca_peer<P: PeerParams>(v: toml::Value) -> Result<BuiltSolver, ParamError> {
+    build::<P, dyn SparsePca>(v, &PeerEnv::locate(), |p| Box::new(PeerSparsePca(p)))
+}
+
+/// Build a tensor-decomposition peer from spec parameters (the registry's builder).
+pub fn tensor_peer<P: PeerParams>(v: toml::Value) -> Result<BuiltSolver, ParamError> {
+    build::<P, dyn TensorDecomposer>(v, &PeerEnv::locate(), |p| Box::new(PeerTensor(p)))
+}
+
+/// Typed, checked parameters, the peer keyed by its files, boxed as a member of family `F`.
+fn build<P: PeerParams, F: ?Sized + Send + Sync + 'static>(
+    v: toml::Value,
+    env: &PeerEnv,
+    wrap: impl FnOnce(PeerRanker) -> Box<F>,
+) -> Result<BuiltSolver, ParamError> {
     let params: P = typed(v)?;
     params.check()?;
-    let ranker = PeerRanker::new(P::SCRIPT, env.clone(), &params)?;
-    let canonical = ranker.canonical();
-    Ok(BuiltSolver::new(
-        Box::new(ranker) as Box<dyn Ranker>,
-        canonical,
-        P::SCRIPT.iterative,
-    ))
+    let peer = PeerRanker::new(P::SCRIPT, env.clone(), &params)?;
+    let canonical = peer.canonical();
+    Ok(BuiltSolver::new(wrap(peer), canonical, P::SCRIPT.iterative))
 }
 
 fn external(msg: String) -> AlgoError {
@@ -1025,15 +1040,8 @@ impl SparsePca for PeerSparsePca {
         obs: &mut dyn Observer<SparsePcaModel>,
     ) -> Result<(), AlgoError> {
         let models = self.0.run_on_matrix(data, schedule, rng)?;
-        let count = models.len();
-        for (i, (step, seconds, m)) in models.into_iter().enumerate() {
-            let PeerMatrix::Columns(loadings, objective) = m else {
-                return Err(external(format!(
-                    "peer script {}: reported no loadings",
-                    self.0.script_path().display()
-                )));
-            };
-            let model = SparsePcaModel {
+        let convert = |m| match m {
+            PeerMatrix::Columns(loadings, objective) => Ok(SparsePcaModel {
                 loadings,
                 rotation: None,
                 objective,
@@ -1042,17 +1050,10 @@ impl SparsePca for PeerSparsePca {
                 flops: 0,
                 extract_flops: 0,
                 samples_seen: data.ncols(),
-            };
-            let at = Checkpoint {
-                step,
-                solver_seconds: seconds,
-                last: i + 1 == count,
-            };
-            if obs.checkpoint(at, &model) == Control::Stop {
-                break;
-            }
-        }
-        Ok(())
+            }),
+            _ => Err("reported no loadings".to_string()),
+        };
+        replay(&self.0, models, convert, obs)
     }
 
     fn is_iterative(&self) -> bool {
@@ -1079,40 +1080,28 @@ impl TensorDecomposer for PeerTensor {
         let models = self
             .0
             .run_on_array(&[k, k, k], t.as_slice(), schedule, rng)?;
-        let count = models.len();
-        for (i, (step, seconds, m)) in models.into_iter().enumerate() {
-            let PeerMatrix::Components(components, weights) = m else {
-                return Err(external(format!(
-                    "peer script {}: reported no decomposition",
-                    self.0.script_path().display()
-                )));
-            };
-            let objective = components
-                .columns()
-                .into_iter()
-                .map(|v| {
-                    let v = v.to_vec();
-                    t.eval(&v, &v, &v)
+        let convert = |m| match m {
+            PeerMatrix::Components(components, weights) => {
+                let objective = components
+                    .columns()
+                    .into_iter()
+                    .map(|v| {
+                        let v = v.to_vec();
+                        t.eval(&v, &v, &v)
+                    })
+                    .sum();
+                Ok(Decomposition {
+                    weights,
+                    components,
+                    objective,
+                    // A peer's FLOPs are not counted (its clock is).
+                    flops: 0,
+                    extract_flops: 0,
                 })
-                .sum();
-            let model = Decomposition {
-                weights,
-                components,
-                objective,
-                // A peer's FLOPs are not counted (its clock is).
-                flops: 0,
-                extract_flops: 0,
-            };
-            let at = Checkpoint {
-                step,
-                solver_seconds: seconds,
-                last: i + 1 == count,
-            };
-            if obs.checkpoint(at, &model) == Control::Stop {
-                break;
             }
-        }
-        Ok(())
+            _ => Err("reported no decomposition".to_string()),
+        };
+        replay(&self.0, models, convert, obs)
     }
 
     fn is_iterative(&self) -> bool {
@@ -1165,19 +1154,6 @@ impl Checked for TensorPowerTensorlyParams {
 
 impl PeerParams for TensorPowerTensorlyParams {
     const SCRIPT: &'static PeerScript = &TENSOR_POWER_TENSORLY;
-}
-
-/// Build a tensor-decomposition peer from spec parameters (the registry's builder).
-pub fn tensor_peer<P: PeerParams>(v: toml::Value) -> Result<BuiltSolver, ParamError> {
-    let params: P = typed(v)?;
-    params.check()?;
-    let peer = PeerRanker::new(P::SCRIPT, PeerEnv::locate(), &params)?;
-    let canonical = peer.canonical();
-    Ok(BuiltSolver::new(
-        Box::new(PeerTensor(peer)) as Box<dyn TensorDecomposer>,
-        canonical,
-        P::SCRIPT.iterative,
-    ))
 }
 
 /// `py:sparsepca-sklearn`: scikit-learn's `SparsePCA` (Givens issue 15's peer).
@@ -1251,17 +1227,28 @@ impl PeerParams for SparsePcaSklearnParams {
     const SCRIPT: &'static PeerScript = &SPARSEPCA_SKLEARN;
 }
 
-/// Build a sparse-PCA peer from spec parameters (the registry's builder).
-pub fn sparse_pca_peer<P: PeerParams>(v: toml::Value) -> Result<BuiltSolver, ParamError> {
-    let params: P = typed(v)?;
-    params.check()?;
-    let peer = PeerRanker::new(P::SCRIPT, PeerEnv::locate(), &params)?;
-    let canonical = peer.canonical();
-    Ok(BuiltSolver::new(
-        Box::new(PeerSparsePca(peer)) as Box<dyn SparsePca>,
-        canonical,
-        P::SCRIPT.iterative,
-    ))
+/// Hand a script's reported models to an observer in order, each turned into the family's
+/// model by `convert` (an error names the script), until the observer stops.
+fn replay<M: ?Sized, B: std::borrow::Borrow<M>>(
+    peer: &PeerRanker,
+    models: Vec<(u64, f64, PeerMatrix)>,
+    mut convert: impl FnMut(PeerMatrix) -> Result<B, String>,
+    obs: &mut dyn Observer<M>,
+) -> Result<(), AlgoError> {
+    let count = models.len();
+    for (i, (step, seconds, m)) in models.into_iter().enumerate() {
+        let model = convert(m)
+            .map_err(|e| external(format!("peer script {}: {e}", peer.script_path().display())))?;
+        let at = Checkpoint {
+            step,
+            solver_seconds: seconds,
+            last: i + 1 == count,
+        };
+        if obs.checkpoint(at, model.borrow()) == Control::Stop {
+            break;
+        }
+    }
+    Ok(())
 }
 
 impl Ranker for PeerRanker {
@@ -1273,21 +1260,7 @@ impl Ranker for PeerRanker {
         obs: &mut dyn Observer,
     ) -> Result<(), AlgoError> {
         let models = self.run_models(train, schedule, rng)?;
-        let count = models.len();
-        for (i, (step, seconds, m)) in models.into_iter().enumerate() {
-            let model = self.model(m).map_err(|e| {
-                AlgoError::External(format!("peer script {}: {e}", self.script_path().display()))
-            })?;
-            let at = Checkpoint {
-                step,
-                solver_seconds: seconds,
-                last: i + 1 == count,
-            };
-            if obs.checkpoint(at, model.as_ref()) == Control::Stop {
-                break;
-            }
-        }
-        Ok(())
+        replay(self, models, |m| self.model(m), obs)
     }
 
     fn is_iterative(&self) -> bool {

@@ -181,6 +181,42 @@ fn merged<T: Serialize>(
     Ok(base)
 }
 
+/// A real data set in one MAT file read by `read`: identity from the file's content, shape
+/// and data from one reading each (the shape is remembered, so a cached run reads nothing).
+fn real_mat<P: Provider, T: Serialize>(
+    provider: &P,
+    ctx: &DataContext,
+    file: PathBuf,
+    params: &T,
+    note: String,
+    read: fn(&std::path::Path) -> Result<OrderedSet, DataError>,
+) -> Result<Resolved, DataError> {
+    let (f1, f2) = (file.clone(), file.clone());
+    real(
+        provider,
+        ctx,
+        std::slice::from_ref(&file),
+        params,
+        note,
+        move || {
+            let s = read(&f1)?;
+            Ok((tree_content_id(&f1)?, Some(shape_of(&s))))
+        },
+        move || {
+            let s = read(&f2)?;
+            Ok((tree_content_id(&f2)?, Data::new(ORDERED, s)))
+        },
+    )
+}
+
+/// Source files of the real-data providers.
+const READERS: &[&str] = &[
+    "datasets/src/pair_ranking/attributes.rs",
+    "datasets/src/pair_ranking/provider.rs",
+    "datasets/src/pair_ranking/mod.rs",
+    "datasets/src/formats/mat.rs",
+];
+
 /// The relative-attributes releases (OSR, PubFig, Shoes).
 pub struct RelativeAttributesProvider;
 
@@ -201,12 +237,7 @@ impl Provider for RelativeAttributesProvider {
         crate::registry::dataset("relative-attributes")
     }
     fn sources(&self) -> &'static [&'static str] {
-        &[
-            "datasets/src/pair_ranking/attributes.rs",
-            "datasets/src/pair_ranking/provider.rs",
-            "datasets/src/pair_ranking/mod.rs",
-            "datasets/src/formats/mat.rs",
-        ]
+        READERS
     }
     fn resolve(
         &self,
@@ -224,26 +255,12 @@ impl Provider for RelativeAttributesProvider {
             let standin = merged(self.name(), &config.dataset.standin(), &standin)?;
             return absent(self, ctx, &dir, &standin);
         }
-        let (f1, f2) = (file.clone(), file.clone());
-        real(
-            self,
-            ctx,
-            std::slice::from_ref(&file),
-            &config,
-            format!(
-                "real {} relative attributes from {}",
-                config.dataset.dir(),
-                ctx.show(&file)
-            ),
-            move || {
-                let s = read_relative_attributes(&f1)?;
-                Ok((tree_content_id(&f1)?, Some(shape_of(&s))))
-            },
-            move || {
-                let s = read_relative_attributes(&f2)?;
-                Ok((tree_content_id(&f2)?, Data::new(ORDERED, s)))
-            },
-        )
+        let note = format!(
+            "real {} relative attributes from {}",
+            config.dataset.dir(),
+            ctx.show(&file)
+        );
+        real_mat(self, ctx, file, &config, note, read_relative_attributes)
     }
 }
 
@@ -272,12 +289,7 @@ impl Provider for Eth80HogProvider {
         crate::registry::dataset("eth80-hog")
     }
     fn sources(&self) -> &'static [&'static str] {
-        &[
-            "datasets/src/pair_ranking/attributes.rs",
-            "datasets/src/pair_ranking/provider.rs",
-            "datasets/src/pair_ranking/mod.rs",
-            "datasets/src/formats/mat.rs",
-        ]
+        READERS
     }
     fn resolve(
         &self,
@@ -303,21 +315,14 @@ impl Provider for Eth80HogProvider {
             let dir = file.parent().map(PathBuf::from).unwrap_or_default();
             return absent(self, ctx, &dir, &standin);
         }
-        let (f1, f2) = (file.clone(), file.clone());
-        real(
+        let note = format!("real ETH-80 HOG features from {}", ctx.show(&file));
+        real_mat(
             self,
             ctx,
-            std::slice::from_ref(&file),
+            file,
             &serde_json::json!({}),
-            format!("real ETH-80 HOG features from {}", ctx.show(&file)),
-            move || {
-                let s = read_features_labels(&f1)?;
-                Ok((tree_content_id(&f1)?, Some(shape_of(&s))))
-            },
-            move || {
-                let s = read_features_labels(&f2)?;
-                Ok((tree_content_id(&f2)?, Data::new(ORDERED, s)))
-            },
+            note,
+            read_features_labels,
         )
     }
 }

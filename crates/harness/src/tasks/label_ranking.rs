@@ -148,20 +148,10 @@ impl Task for LabelRankingTask {
                 ),
             ));
         }
-        if p.tuning.is_none()
-            && let Some((i, _)) = input
-                .spec
-                .spec
-                .solvers
-                .iter()
-                .enumerate()
-                .find(|(_, s)| s.tune.is_some())
-        {
-            return Err(input.spec.error_at_key(
-                &["solvers", &i.to_string(), "tune"],
-                "key `solvers.tune`: tuning needs `protocol.label_ranking.tuning` (its hold-out)"
-                    .into(),
-            ));
+        if p.tuning.is_none() {
+            input.refuse_tune(
+                "key `solvers.tune`: tuning needs `protocol.label_ranking.tuning` (its hold-out)",
+            )?;
         }
         Ok(Box::new(LabelRankingCell {
             tuning: p.tuning,

@@ -131,6 +131,17 @@ impl TaskInput<'_> {
         self.spec.typed(&["protocol", table])
     }
 
+    /// `Err` at the first solver with a `tune` table, saying `why` (for tasks, or protocols,
+    /// without a hold-out to tune on).
+    pub fn refuse_tune(&self, why: &str) -> Result<(), SpecError> {
+        match self.spec.spec.solvers.iter().position(|s| s.tune.is_some()) {
+            Some(i) => Err(self
+                .spec
+                .error_at_key(&["solvers", &i.to_string(), "tune"], why.to_string())),
+            None => Ok(()),
+        }
+    }
+
     /// An error about a key of a task table, at its line when it can be found.
     pub fn error(&self, path: &[&str], message: String) -> SpecError {
         let mut full = vec!["protocol"];

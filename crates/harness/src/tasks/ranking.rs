@@ -341,20 +341,10 @@ pub fn plan_cell(input: &TaskInput<'_>) -> Result<RankingCell, SpecError> {
             }
         }
     };
-    if r.early_stopping.is_none()
-        && let Some((i, _)) = input
-            .spec
-            .spec
-            .solvers
-            .iter()
-            .enumerate()
-            .find(|(_, s)| s.tune.is_some())
-    {
-        return Err(input.spec.error_at_key(
-            &["solvers", &i.to_string(), "tune"],
-            "key `solvers.tune`: tuning needs `protocol.ranking.early_stopping` (its hold-out)"
-                .into(),
-        ));
+    if r.early_stopping.is_none() {
+        input.refuse_tune(
+            "key `solvers.tune`: tuning needs `protocol.ranking.early_stopping` (its hold-out)",
+        )?;
     }
     Ok(RankingCell {
         split,

@@ -234,20 +234,9 @@ impl Task for SparsePcaTask {
                 format!("key `protocol.sparse_pca.caps`: caps are densities in (0, 1], got {c}"),
             ));
         }
-        if let Some((i, _)) = input
-            .spec
-            .spec
-            .solvers
-            .iter()
-            .enumerate()
-            .find(|(_, s)| s.tune.is_some())
-        {
-            return Err(input.spec.error_at_key(
-                &["solvers", &i.to_string(), "tune"],
-                "the sparse-PCA task has no hold-out: sweep parameters with `grid`, not `tune`"
-                    .into(),
-            ));
-        }
+        input.refuse_tune(
+            "the sparse-PCA task has no hold-out: sweep parameters with `grid`, not `tune`",
+        )?;
         Ok(Box::new(SparsePcaCell {
             split,
             center: p.center,

@@ -202,20 +202,9 @@ impl Task for TensorDecompositionTask {
                 "key `protocol.tensor_decomposition.components`: at least 1".into(),
             ));
         }
-        if let Some((i, _)) = input
-            .spec
-            .spec
-            .solvers
-            .iter()
-            .enumerate()
-            .find(|(_, s)| s.tune.is_some())
-        {
-            return Err(input.spec.error_at_key(
-                &["solvers", &i.to_string(), "tune"],
-                "the tensor-decomposition task has no hold-out: sweep parameters with `grid`"
-                    .into(),
-            ));
-        }
+        input.refuse_tune(
+            "the tensor-decomposition task has no hold-out: sweep parameters with `grid`",
+        )?;
         Ok(Box::new(TensorCell {
             variance: p.variance,
             components: p.components,
