@@ -274,17 +274,17 @@ impl CellProtocol for TensorCell {
 
     fn check_data(&self, d: &DatasetInstance) -> Result<(), String> {
         let spec: GmmSpec = serde_json::from_value(d.resolved.params.clone())
-            .map_err(|e| format!("`{}`: not a mixture description: {e}", d.id))?;
+            .map_err(|e| format!("not a mixture description: {e}"))?;
         let k = self.components.unwrap_or(spec.components);
         if self.variance == VarianceKind::Estimate && k > spec.dim {
             return Err(format!(
-                "`{}`: variance = \"estimate\" needs K <= d (λ_min of the covariance is σ² only \
+                "variance = \"estimate\" needs K <= d (λ_min of the covariance is σ² only \
                  then), got K = {k}, d = {}; use \"auto\" or \"known\"",
-                d.id, spec.dim
+                spec.dim
             ));
         }
         if spec.samples < 2 {
-            return Err(format!("`{}`: the moments need at least 2 samples", d.id));
+            return Err("the moments need at least 2 samples".into());
         }
         Ok(())
     }
