@@ -27,12 +27,16 @@
 //!   kernel-based ranking with the tensor regulariser `tr(KᵀLK)`, the deep-ranking baseline
 //!   on candle); model [`tensor_rank::PairModel`].
 //!
+//! * [`funcish`]: per-category classifiers of bag-of-words images and the gene similarities
+//!   built on their out-of-fold probabilities (flat-sim, GO-sim).
+//!
 //! Later families (pairwise rankers, classifiers) declare their traits in their own modules,
 //! beside their learners; each is registered in the harness with a family name.
 
 pub mod aroma;
 pub mod baselines;
 pub mod fixtures;
+pub mod funcish;
 pub mod givens;
 pub mod linalg;
 pub mod loreta;

@@ -11,6 +11,7 @@
 //! * [`observe`]: checkpoint schedules, the solver clock, and the observer a learner reports to;
 //! * [`model`]: the [`model::Scorer`] trait every learned similarity implements.
 
+pub mod auc;
 pub mod data;
 pub mod explained_variance;
 pub mod gmm;

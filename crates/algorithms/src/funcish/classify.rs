@@ -1,0 +1,1 @@
+//! Per-category logistic regression with nested cross-validation (FuncISH §2.6).

@@ -1,0 +1,1 @@
+//! Dense multi-scale SIFT (FuncISH §2.2).
