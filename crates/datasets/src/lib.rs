@@ -14,6 +14,7 @@ pub mod fetch;
 pub mod formats;
 pub mod fsutil;
 pub mod gmm;
+pub mod go;
 pub mod identity;
 pub mod imagenet;
 pub mod mnist;
