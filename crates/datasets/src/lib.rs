@@ -17,6 +17,7 @@ pub mod gmm;
 pub mod go;
 pub mod identity;
 pub mod imagenet;
+pub mod ish;
 pub mod mnist;
 pub mod newsgroups;
 pub mod pair_ranking;
