@@ -33,6 +33,10 @@ pub mod kinds {
     pub const WEB: &str = "web stand-in images";
     /// [`dyad_core::gmm::GmmSpec`]: a Gaussian mixture's description, drawn by the task.
     pub const GMM: &str = "a Gaussian-mixture description";
+    /// [`crate::go::GoData`]: an ontology with gene annotations.
+    pub const GO: &str = "an ontology with gene annotations";
+    /// [`crate::ish::IshSet`]: ISH images of genes with their GO categories.
+    pub const ISH: &str = "ISH images with GO categories";
 }
 
 /// Loaded data: a value of the provider's kind, and for a stand-in the ground truth it was

@@ -246,6 +246,32 @@ pub static DATASETS: &[DatasetInfo] = &[
         standin: "s-class",
         manual: "Export the HOG features of the 3,280 ETH-80 images and their class labels into a MAT file with variables `features` (n x m, or m x n) and `labels` (n), and place it as <data dir>/eth80-hog/eth80_hog.mat.",
     },
+    DatasetInfo {
+        name: "gene-ontology",
+        title: "Gene Ontology (go-basic) with gene annotations (GAF, or Bioconductor GO.db + org.Hs.eg.db)",
+        dir: "go",
+        sources: &[
+            Source {
+                file: "go-basic.obo",
+                url: Some("https://purl.obolibrary.org/obo/go/go-basic.obo"),
+                sha256: None,
+                size: None,
+                unpack: Unpack::No,
+            },
+            Source {
+                file: "mgi.gaf.gz",
+                url: Some("https://current.geneontology.org/annotations/mgi.gaf.gz"),
+                sha256: None,
+                size: None,
+                unpack: Unpack::No,
+            },
+        ],
+        license: "CC BY 4.0 (Gene Ontology Consortium); Bioconductor packages: Artistic-2.0",
+        citation: "The Gene Ontology Consortium. Gene Ontology: tool for the unification of biology. Nature Genetics 25, 2000; Bioconductor GO.db and org.Hs.eg.db 3.16.",
+        identity: None,
+        standin: "go-random",
+        manual: "Either install the Debian/Ubuntu packages (apt install r-bioc-go.db r-bioc-org.hs.eg.db: GO of 2022-07-01 with human annotations), or download go-basic.obo and a GAF (e.g. mgi.gaf.gz, the mouse annotations the paper used) into <data dir>/go/ (`dyad data fetch gene-ontology`).",
+    },
 ];
 
 /// The entry for `name`.
@@ -271,6 +297,9 @@ pub static PROVIDERS: &[&dyn Provider] = &[
     &crate::allen::provider::AllenProvider,
     &crate::allen::provider::AllenStandinProvider,
     &crate::gmm::GmmProvider,
+    &crate::go::provider::GoProvider,
+    &crate::go::provider::GoRandomProvider,
+    &crate::ish::provider::IshStandinProvider,
     &crate::pair_ranking::provider::SClassProvider,
     &crate::pair_ranking::provider::SAttrProvider,
     &crate::pair_ranking::provider::RelativeAttributesProvider,

@@ -40,6 +40,9 @@
 //!   signaling" (which holds "chemical synaptic transmission", formerly "synaptic
 //!   transmission"): the three candidates the spec names.
 
+pub mod provider;
+pub mod random;
+
 use crate::DataError;
 use crate::formats::expr_text::Lines;
 use serde::{Deserialize, Serialize};
@@ -266,6 +269,18 @@ impl Ontology {
             .map(|a| roots.iter().any(|r| a.binary_search(r).is_ok()))
             .collect()
     }
+}
+
+/// An ontology with gene annotations (biological process): what ISH images are labelled
+/// with. Kind [`crate::provider::kinds::GO`].
+#[derive(Debug, Clone)]
+pub struct GoData {
+    pub ontology: Ontology,
+    pub annotations: Annotations,
+    /// The terms whose descendants are the nervous-system categories.
+    pub neural_roots: Vec<u32>,
+    /// The real Gene Ontology (else the random stand-in).
+    pub real: bool,
 }
 
 // ---------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@
 //! needs, the relation sets of Fig. 4, and how many images were discarded for showing no
 //! expression.
 
+pub mod provider;
 pub mod standin;
 
 use ndarray::Array2;

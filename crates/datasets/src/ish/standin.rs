@@ -3,11 +3,11 @@
 //!
 //! # Ontology and genes (§8 items 1–2)
 //!
-//! * **Real GO** ([`Annotated::Real`]): the installed Gene Ontology and the human gene
+//! * **Real GO** (provider `gene-ontology`): the installed Gene Ontology and the human gene
 //!   annotations (see [`crate::go`]); `genes` genes are drawn uniformly from the genes with at
 //!   least one biological-process annotation and keep their real, propagated annotations and
 //!   symbols. Categories, DAG and information content are therefore real; the images are not.
-//! * **Random DAG** ([`Annotated::Random`], when GO is not installed): `random_terms` terms on
+//! * **Random DAG** (provider `go-random`, when GO is not installed): `random_terms` terms on
 //!   7 levels, each non-root term with 1–3 `is_a` parents on earlier levels; a "neural"
 //!   subtree (a level-1 term and ~8 % of the terms, whose parents stay inside it); each gene
 //!   draws 1–6 terms with Zipf-like popularity (`1/(rank + 1)^0.8` over a random order of the
@@ -57,7 +57,7 @@
 
 use super::{Category, ImageSource, IshSet, Relations, TermName};
 use crate::DataError;
-use crate::go::{self, Annotations, Namespace, Ontology};
+use crate::go::{self, Annotations, GoData, Namespace};
 use dyad_core::{Rng, derive_seed, seeded};
 use ndarray::Array2;
 use rand::Rng as _;
@@ -85,6 +85,10 @@ pub struct IshStandinConfig {
     /// Default: `max(round(500 · genes / 15,612), 3 · min_category)`.
     #[serde(default)]
     pub max_category: Option<usize>,
+    /// The ontology: the installed Gene Ontology when there is one (else the random DAG), or
+    /// always the random DAG.
+    #[serde(default)]
+    pub ontology: OntologyChoice,
     /// Terms of the random DAG (used when GO is not installed).
     #[serde(default = "d_terms")]
     pub random_terms: usize,
@@ -225,14 +229,14 @@ impl IshStandinConfig {
     }
 }
 
-/// Where the stand-in's ontology and annotations come from.
-pub enum Annotated<'a> {
-    /// The installed GO and real (human) gene annotations.
-    Real {
-        ontology: &'a Ontology,
-        annotations: &'a Annotations,
-    },
-    /// A random DAG and random annotations.
+/// Which ontology the stand-in labels its genes with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OntologyChoice {
+    /// The real Gene Ontology if installed (provider `gene-ontology`), else `go-random`.
+    #[default]
+    Installed,
+    /// Always the random DAG (`go-random`).
     Random,
 }
 
@@ -427,148 +431,53 @@ fn splat(img: &mut Array2<f32>, y: f64, x: f64, r: f64, a: f64, flat: bool) {
     }
 }
 
-/// The random DAG of §8 item 1: terms, parents, and the neural flags.
-fn random_ontology(n: usize, rng: &mut Rng) -> (Ontology, Vec<bool>) {
-    const LEVELS: usize = 7;
-    // Level sizes growing geometrically; level 0 is the root, level 1 holds the neural root.
-    let mut level = vec![0usize; n];
-    let mut neural = vec![false; n];
-    let weights: Vec<f64> = (1..LEVELS).map(|l| 1.6f64.powi(l as i32)).collect();
-    let total: f64 = weights.iter().sum();
-    let mut t = 1;
-    for (l, wgt) in weights.iter().enumerate() {
-        let k = if l + 2 == LEVELS {
-            n - t
-        } else {
-            ((n - 1) as f64 * wgt / total).round().max(2.0) as usize
-        };
-        for _ in 0..k.min(n - t) {
-            level[t] = l + 1;
-            t += 1;
-        }
-    }
-    neural[1] = true;
-    let mut parents: Vec<Vec<(u32, go::Relation)>> = vec![Vec::new(); n];
-    for t in 1..n {
-        if t > 1 && level[t] >= 2 {
-            neural[t] = rng.random_bool(0.08 * 1.3);
-        }
-        let pool: Vec<u32> = (0..t as u32)
-            .filter(|&p| {
-                level[p as usize] < level[t]
-                    && (p == 0 && !neural[t] || neural[p as usize] == neural[t] && p != 0)
-            })
-            .collect();
-        let pool = if pool.is_empty() { vec![0] } else { pool };
-        let k = rng.random_range(1..=3).min(pool.len());
-        let mut chosen: Vec<u32> = pool.choose_multiple(rng, k).copied().collect();
-        chosen.sort_unstable();
-        parents[t] = chosen.into_iter().map(|p| (p, go::Relation::IsA)).collect();
-    }
-    let terms = (0..n)
-        .map(|t| go::Term {
-            id: format!("RND:{t:05}"),
-            name: if t == 0 {
-                "random biological process (root)".into()
-            } else if neural[t] {
-                format!("random neural process {t}")
-            } else {
-                format!("random process {t}")
-            },
-            namespace: Namespace::BiologicalProcess,
-        })
-        .collect();
-    let onto = Ontology::new(
-        terms,
-        parents,
-        Vec::new(),
-        "random".into(),
-        format!("random DAG of {n} terms"),
-    )
-    .expect("a DAG by construction");
-    (onto, neural)
-}
-
-/// Generate the stand-in.
-pub fn generate(
-    cfg: &IshStandinConfig,
-    annotated: Annotated<'_>,
-) -> Result<(IshSet, IshTruth), DataError> {
+/// Generate the stand-in from an ontology with gene annotations (the real GO, or the random
+/// one of [`crate::go::random`]): `genes` of its annotated genes, drawn uniformly.
+pub fn generate(cfg: &IshStandinConfig, go: &GoData) -> Result<(IshSet, IshTruth), DataError> {
     cfg.validate().map_err(DataError::Param)?;
     let mut rng = seeded(derive_seed(cfg.seed, "ish-standin"));
-    // ---- Ontology, genes and their propagated annotations.
-    let random;
-    let (onto, ancestors, neural_terms, genes, gene_terms, note) = match annotated {
-        Annotated::Real {
-            ontology,
-            annotations,
-        } => {
-            let anc = ontology.ancestor_sets();
-            let roots: Vec<u32> = go::NEURAL_ROOTS
-                .iter()
-                .filter_map(|r| ontology.find(r))
-                .collect();
-            let neural = ontology.descends_from(&anc, &roots);
-            let usable: Vec<usize> = (0..annotations.genes.len())
-                .filter(|&g| !annotations.direct[g].is_empty())
-                .collect();
-            if usable.len() < cfg.genes {
-                return Err(DataError::Param(format!(
-                    "`genes` = {} but the annotations hold only {} annotated genes",
-                    cfg.genes,
-                    usable.len()
-                )));
-            }
-            let mut pick: Vec<usize> = usable
-                .choose_multiple(&mut rng, cfg.genes)
-                .copied()
-                .collect();
-            pick.sort_unstable();
-            let direct = Annotations {
-                genes: pick.iter().map(|&g| annotations.genes[g].clone()).collect(),
-                direct: pick
-                    .iter()
-                    .map(|&g| annotations.direct[g].clone())
-                    .collect(),
-                unknown_terms: 0,
-                negated: 0,
-                source: annotations.source.clone(),
-            };
-            let terms = direct.propagated(&anc);
-            let note = format!(
-                "real Gene Ontology ({}, {}) and real {} annotations of {} randomly drawn genes",
-                ontology.source, ontology.release, annotations.source, cfg.genes
-            );
-            (ontology, anc, neural, direct.genes, terms, note)
-        }
-        Annotated::Random => {
-            let (o, neural) = random_ontology(cfg.random_terms, &mut rng);
-            random = o;
-            let anc = random.ancestor_sets();
-            let mut order: Vec<u32> = (1..random.len() as u32).collect();
-            order.shuffle(&mut rng);
-            let pop: Vec<f64> = (0..order.len())
-                .map(|r| 1.0 / ((r + 1) as f64).powf(0.8))
-                .collect();
-            let dist = rand::distr::weighted::WeightedIndex::new(&pop).expect("positive");
-            let terms: Vec<Vec<u32>> = (0..cfg.genes)
-                .map(|_| {
-                    let k = rng.random_range(1..=6);
-                    let mut all: Vec<u32> = (0..k)
-                        .flat_map(|_| anc[order[dist.sample(&mut rng)] as usize].iter().copied())
-                        .collect();
-                    all.sort_unstable();
-                    all.dedup();
-                    all
-                })
-                .collect();
-            let genes = (0..cfg.genes).map(|g| format!("G{g:05}")).collect();
-            let note = format!(
-                "random DAG of {} terms (the Gene Ontology is not installed) and random annotations",
-                cfg.random_terms
-            );
-            (&random, anc, neural, genes, terms, note)
-        }
+    // ---- Genes and their propagated annotations.
+    let onto = &go.ontology;
+    let annotations = &go.annotations;
+    let ancestors = onto.ancestor_sets();
+    let neural_terms = onto.descends_from(&ancestors, &go.neural_roots);
+    let usable: Vec<usize> = (0..annotations.genes.len())
+        .filter(|&g| !annotations.direct[g].is_empty())
+        .collect();
+    if usable.len() < cfg.genes {
+        return Err(DataError::Param(format!(
+            "`genes` = {} but the annotations hold only {} annotated genes",
+            cfg.genes,
+            usable.len()
+        )));
+    }
+    let mut pick: Vec<usize> = usable
+        .choose_multiple(&mut rng, cfg.genes)
+        .copied()
+        .collect();
+    pick.sort_unstable();
+    let chosen = Annotations {
+        genes: pick.iter().map(|&g| annotations.genes[g].clone()).collect(),
+        direct: pick
+            .iter()
+            .map(|&g| annotations.direct[g].clone())
+            .collect(),
+        unknown_terms: 0,
+        negated: 0,
+        source: annotations.source.clone(),
+    };
+    let gene_terms = chosen.propagated(&ancestors);
+    let genes = chosen.genes;
+    let note = if go.real {
+        format!(
+            "real Gene Ontology ({}, {}) and real {} annotations of {} randomly drawn genes",
+            onto.source, onto.release, annotations.source, cfg.genes
+        )
+    } else {
+        format!(
+            "{} with random annotations (the Gene Ontology is not installed)",
+            onto.source
+        )
     };
     // ---- Categories, information content.
     let counts = go::term_counts(onto.len(), &gene_terms);

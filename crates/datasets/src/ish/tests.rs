@@ -1,5 +1,7 @@
-use super::standin::{Annotated, IshStandinConfig, generate, has_expression};
+use super::standin::{IshStandinConfig, generate, has_expression};
 use super::*;
+use crate::go::GoData;
+use crate::go::random::{RandomGoConfig, random_go};
 
 fn small(seed: u64) -> IshStandinConfig {
     IshStandinConfig {
@@ -14,6 +16,14 @@ fn small(seed: u64) -> IshStandinConfig {
     }
 }
 
+fn rgo(cfg: &IshStandinConfig) -> GoData {
+    random_go(&RandomGoConfig {
+        terms: cfg.random_terms,
+        genes: cfg.genes,
+        seed: cfg.seed,
+    })
+}
+
 fn brain(h: usize, w: usize, y: usize, x: usize) -> bool {
     let (dy, dx) = (
         (y as f64 + 0.5 - h as f64 / 2.0) / (0.46 * h as f64),
@@ -25,7 +35,7 @@ fn brain(h: usize, w: usize, y: usize, x: usize) -> bool {
 #[test]
 fn random_dag_standin_has_the_promised_structure() {
     let cfg = small(7);
-    let (set, truth) = generate(&cfg, Annotated::Random).unwrap();
+    let (set, truth) = generate(&cfg, &rgo(&cfg)).unwrap();
     let (lo, hi) = cfg.category_bounds();
     assert!(
         set.categories.len() >= 10,
@@ -84,9 +94,9 @@ fn random_dag_standin_has_the_promised_structure() {
 
 #[test]
 fn images_are_masked_bounded_deterministic_and_expressed() {
-    let (set, _) = generate(&small(3), Annotated::Random).unwrap();
-    let (again, _) = generate(&small(3), Annotated::Random).unwrap();
-    let (other, _) = generate(&small(4), Annotated::Random).unwrap();
+    let (set, _) = generate(&small(3), &rgo(&small(3))).unwrap();
+    let (again, _) = generate(&small(3), &rgo(&small(3))).unwrap();
+    let (other, _) = generate(&small(4), &rgo(&small(4))).unwrap();
     for i in [0, 1, set.n_images() - 1] {
         let img = set.image(i);
         assert_eq!(img.dim(), (64, 128));
@@ -109,7 +119,7 @@ fn images_are_masked_bounded_deterministic_and_expressed() {
 fn diffuse_expression_lights_more_of_the_brain() {
     // Genes in a category with a diffuse extent show more expressed area than the others:
     // the signal the zero-descriptor counts are meant to carry.
-    let (set, truth) = generate(&small(11), Annotated::Random).unwrap();
+    let (set, truth) = generate(&small(11), &rgo(&small(11))).unwrap();
     let lit = |i: usize| set.image(i).iter().filter(|&&v| v > 0.0).count() as f64;
     let pos = set.positive_images();
     let (c, _) = truth
@@ -166,7 +176,7 @@ fn bad_parameters_are_refused() {
         max_category: Some(1000),
         ..small(0)
     };
-    let e = generate(&cfg, Annotated::Random).unwrap_err();
+    let e = generate(&cfg, &rgo(&cfg)).unwrap_err();
     assert!(e.to_string().contains("no GO category"), "{e}");
 }
 
@@ -207,14 +217,17 @@ fn real_gene_ontology_standin() {
         width: 128,
         ..small(1)
     };
-    let (set, _) = generate(
-        &cfg,
-        Annotated::Real {
-            ontology: &onto,
-            annotations: &ann,
-        },
-    )
-    .unwrap();
+    let neural_roots = crate::go::NEURAL_ROOTS
+        .iter()
+        .filter_map(|r| onto.find(r))
+        .collect();
+    let go = GoData {
+        ontology: onto,
+        annotations: ann.clone(),
+        neural_roots,
+        real: true,
+    };
+    let (set, _) = generate(&cfg, &go).unwrap();
     assert!(
         set.terms[set.categories[0].term as usize]
             .id
