@@ -449,3 +449,343 @@ mod tests {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// The similarity family (Fig. 4's four curves)
+// ---------------------------------------------------------------------------------------
+
+use crate::AlgoError;
+use ndarray::{Array2, ArrayView2};
+
+/// What a gene similarity may read, per image: the functional representation (out-of-fold
+/// category probabilities), the bag of words, the coarse expression grid (NeuroBlast's
+/// stand-in), and the ontology facts GO-sim needs.
+#[derive(Debug, Clone, Copy)]
+pub struct SimilarityInput<'a> {
+    /// `images × categories`.
+    pub probabilities: ArrayView2<'a, f64>,
+    /// `images × D`.
+    pub bow: ArrayView2<'a, f64>,
+    /// `images × cells`.
+    pub coarse: ArrayView2<'a, f64>,
+    /// Ontology term of each category.
+    pub category_terms: &'a [u32],
+    /// Ancestors-or-self of every ontology term, sorted.
+    pub ancestors: &'a [Vec<u32>],
+    /// Information content of every ontology term.
+    pub ic: &'a [f64],
+    /// Whether each category is a nervous-system one.
+    pub neural: &'a [bool],
+}
+
+/// Image-to-image similarities, one query row at a time.
+pub trait SimilarityRows: Send + Sync {
+    /// `out[j] = sim(i, j)` for every image `j`.
+    fn row(&self, i: usize, out: &mut [f64]);
+}
+
+/// A gene similarity (the family of Fig. 4's curves).
+pub trait GeneSimilarity: Send + Sync {
+    fn prepare<'a>(
+        &self,
+        input: &SimilarityInput<'a>,
+    ) -> Result<Box<dyn SimilarityRows + 'a>, AlgoError>;
+}
+
+/// Which categories a functional similarity uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CategorySet {
+    /// Every category.
+    #[default]
+    All,
+    /// The nervous-system categories (the paper's GO-sim: 164 of 2081).
+    Neural,
+}
+
+impl CategorySet {
+    fn pick(self, neural: &[bool]) -> Vec<usize> {
+        (0..neural.len())
+            .filter(|&c| self == CategorySet::All || neural[c])
+            .collect()
+    }
+}
+
+/// GO-sim (§2.8).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GoSimConfig {
+    /// Binarisation threshold (`P ≥ threshold` is active; 0.5).
+    #[serde(default = "half")]
+    pub threshold: f64,
+    #[serde(default)]
+    pub norm: GoSimNorm,
+    /// The paper: the nervous-system categories (default `neural`).
+    #[serde(default = "neural_set")]
+    pub categories: CategorySet,
+}
+
+fn half() -> f64 {
+    0.5
+}
+fn neural_set() -> CategorySet {
+    CategorySet::Neural
+}
+
+impl Default for GoSimConfig {
+    fn default() -> Self {
+        Self {
+            threshold: 0.5,
+            norm: GoSimNorm::Active,
+            categories: CategorySet::Neural,
+        }
+    }
+}
+
+impl GoSimConfig {
+    pub fn validate(&self) -> Result<(), AlgoError> {
+        if !(self.threshold.is_finite() && self.threshold > 0.0 && self.threshold < 1.0) {
+            return Err(AlgoError::Param(format!(
+                "threshold must be in (0, 1); got {}",
+                self.threshold
+            )));
+        }
+        Ok(())
+    }
+}
+
+struct GoSimRows {
+    rel: SimRel,
+    active: Vec<Vec<u32>>,
+    norm: GoSimNorm,
+}
+
+impl SimilarityRows for GoSimRows {
+    fn row(&self, i: usize, out: &mut [f64]) {
+        for (j, o) in out.iter_mut().enumerate() {
+            *o = self.rel.go_sim(&self.active[i], &self.active[j], self.norm);
+        }
+    }
+}
+
+impl GeneSimilarity for GoSimConfig {
+    fn prepare<'a>(
+        &self,
+        input: &SimilarityInput<'a>,
+    ) -> Result<Box<dyn SimilarityRows + 'a>, AlgoError> {
+        self.validate()?;
+        let cats = self.categories.pick(input.neural);
+        if cats.is_empty() {
+            return Err(AlgoError::Param(
+                "GO-sim has no category to work on (no nervous-system category?)".into(),
+            ));
+        }
+        let terms: Vec<u32> = cats.iter().map(|&c| input.category_terms[c]).collect();
+        let rel = SimRel::new(&terms, input.ancestors, input.ic);
+        let p = input.probabilities;
+        let active = (0..p.nrows())
+            .map(|i| {
+                cats.iter()
+                    .enumerate()
+                    .filter(|(_, c)| p[[i, **c]] >= self.threshold)
+                    .map(|(k, _)| k as u32)
+                    .collect()
+            })
+            .collect();
+        Ok(Box::new(GoSimRows {
+            rel,
+            active,
+            norm: self.norm,
+        }))
+    }
+}
+
+/// Rows of unit vectors: similarity = dot product.
+struct UnitRows(Array2<f64>);
+
+impl UnitRows {
+    /// Rows of `x` (restricted to `cols`), centred first when `centre`, scaled to unit norm
+    /// (a zero row stays zero: similarity 0).
+    fn new(x: ArrayView2<'_, f64>, cols: Option<&[usize]>, centre: bool) -> Self {
+        let d = cols.map_or(x.ncols(), <[usize]>::len);
+        let mut m = Array2::<f64>::zeros((x.nrows(), d));
+        for (i, mut row) in m.rows_mut().into_iter().enumerate() {
+            match cols {
+                Some(cs) => {
+                    for (k, &c) in cs.iter().enumerate() {
+                        row[k] = x[[i, c]];
+                    }
+                }
+                None => row.assign(&x.row(i)),
+            }
+            if centre && d > 0 {
+                let mean = row.sum() / d as f64;
+                row -= mean;
+            }
+            let norm = row.dot(&row).sqrt();
+            if norm > 0.0 {
+                row /= norm;
+            }
+        }
+        Self(m)
+    }
+}
+
+impl SimilarityRows for UnitRows {
+    fn row(&self, i: usize, out: &mut [f64]) {
+        let q = self.0.row(i);
+        for (o, r) in out.iter_mut().zip(self.0.rows()) {
+            *o = q.dot(&r);
+        }
+    }
+}
+
+/// flat-sim (§2.7).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlatSimConfig {
+    #[serde(default)]
+    pub kind: FlatKind,
+    /// The paper: every category (default `all`).
+    #[serde(default)]
+    pub categories: CategorySet,
+}
+
+/// Parameter-free similarities have nothing to check.
+macro_rules! always_valid {
+    ($($t:ty),*) => {
+        $(impl $t {
+            pub fn validate(&self) -> Result<(), AlgoError> {
+                Ok(())
+            }
+        })*
+    };
+}
+always_valid!(FlatSimConfig, BowCosineConfig, CoarseCorrelationConfig);
+crate::checked_by_validate!(GoSimConfig, FlatSimConfig, BowCosineConfig, CoarseCorrelationConfig);
+
+impl GeneSimilarity for FlatSimConfig {
+    fn prepare<'a>(
+        &self,
+        input: &SimilarityInput<'a>,
+    ) -> Result<Box<dyn SimilarityRows + 'a>, AlgoError> {
+        let cats = self.categories.pick(input.neural);
+        Ok(Box::new(UnitRows::new(
+            input.probabilities,
+            Some(&cats),
+            self.kind == FlatKind::Pearson,
+        )))
+    }
+}
+
+/// Cosine of the bags of words (§2.9 baseline 1; raw counts).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BowCosineConfig {}
+
+impl GeneSimilarity for BowCosineConfig {
+    fn prepare<'a>(
+        &self,
+        input: &SimilarityInput<'a>,
+    ) -> Result<Box<dyn SimilarityRows + 'a>, AlgoError> {
+        Ok(Box::new(UnitRows::new(input.bow, None, false)))
+    }
+}
+
+/// The NeuroBlast stand-in (§2.9 baseline 2, §8 item 4): Pearson correlation of the
+/// co-registered coarse expression grids, a location-dependent global correlation.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CoarseCorrelationConfig {}
+
+impl GeneSimilarity for CoarseCorrelationConfig {
+    fn prepare<'a>(
+        &self,
+        input: &SimilarityInput<'a>,
+    ) -> Result<Box<dyn SimilarityRows + 'a>, AlgoError> {
+        Ok(Box::new(UnitRows::new(input.coarse, None, true)))
+    }
+}
+
+/// Gene-to-gene similarity row from image rows: gene `g`'s similarity to gene `h` is the
+/// largest over their image pairs (§2.10 \[A\]); the query gene itself gets NaN.
+pub fn gene_row(
+    rows: &dyn SimilarityRows,
+    query_images: &[usize],
+    image_gene: &[u32],
+    n_genes: usize,
+    query: usize,
+    scratch: &mut Vec<f64>,
+) -> Vec<f64> {
+    let mut out = vec![f64::NEG_INFINITY; n_genes];
+    scratch.resize(image_gene.len(), 0.0);
+    for &i in query_images {
+        rows.row(i, scratch);
+        for (j, &s) in scratch.iter().enumerate() {
+            let g = image_gene[j] as usize;
+            if s > out[g] {
+                out[g] = s;
+            }
+        }
+    }
+    out[query] = f64::NAN;
+    out
+}
+
+#[cfg(test)]
+mod family_tests {
+    use super::*;
+    use ndarray::array;
+
+    #[test]
+    fn rows_match_the_pairwise_definitions() {
+        let p = array![[0.9, 0.1, 0.6], [0.2, 0.7, 0.55], [0.0, 0.0, 0.0]];
+        let bow = array![[3.0, 0.0, 1.0], [1.0, 1.0, 1.0], [0.0, 2.0, 0.0]];
+        let coarse = array![
+            [0.0, 1.0, 2.0, 3.0],
+            [3.0, 2.0, 1.0, 0.0],
+            [1.0, 1.0, 2.0, 2.0]
+        ];
+        let ancestors = vec![vec![0], vec![0, 1], vec![0, 2], vec![0, 1, 2, 3]];
+        let ic = vec![0.0, 0.3, 0.4, 1.0];
+        let input = SimilarityInput {
+            probabilities: p.view(),
+            bow: bow.view(),
+            coarse: coarse.view(),
+            category_terms: &[1, 2, 3],
+            ancestors: &ancestors,
+            ic: &ic,
+            neural: &[true, false, true],
+        };
+        let mut out = vec![0.0; 3];
+        let flat = FlatSimConfig::default().prepare(&input).unwrap();
+        flat.row(0, &mut out);
+        for j in 0..3 {
+            let want = flat_sim(
+                p.row(0).as_slice().unwrap(),
+                p.row(j).as_slice().unwrap(),
+                FlatKind::Cosine,
+            );
+            assert!((out[j] - want).abs() < 1e-12);
+        }
+        let bc = BowCosineConfig {}.prepare(&input).unwrap();
+        bc.row(1, &mut out);
+        assert!((out[0] - cosine(&[3.0, 0.0, 1.0], &[1.0, 1.0, 1.0])).abs() < 1e-12);
+        let nb = CoarseCorrelationConfig {}.prepare(&input).unwrap();
+        nb.row(0, &mut out);
+        assert!((out[1] + 1.0).abs() < 1e-12, "reversed grids correlate -1");
+        assert!((out[0] - 1.0).abs() < 1e-12);
+        // GO-sim over the neural categories 0 and 2 (terms 1 and 3).
+        let gs = GoSimConfig::default().prepare(&input).unwrap();
+        gs.row(0, &mut out);
+        let rel = SimRel::new(&[1, 3], &ancestors, &ic);
+        // Image 0 active: categories 0 and 2 (p ≥ 0.5); image 1: category 2 only.
+        let want = rel.go_sim(&[0, 1], &[1], GoSimNorm::Active);
+        assert!((out[1] - want).abs() < 1e-12);
+        assert_eq!(out[2], 0.0, "no active category: 0");
+        // Gene level: the best image pair; the query is NaN.
+        let g = gene_row(&*flat, &[0, 1], &[0, 0, 1], 2, 0, &mut Vec::new());
+        assert!(g[0].is_nan());
+        assert_eq!(g[1], 0.0, "image 2 is all-zero: cosine 0");
+    }
+}
