@@ -45,7 +45,11 @@ pub struct Data {
     kind: &'static str,
     value: Box<dyn Any + Send + Sync>,
     truth: Option<Box<dyn Any + Send + Sync>>,
+    derived: Mutex<BTreeMap<String, Arc<Derived>>>,
 }
+
+/// A value derived from a data set, computed once (see [`Data::derived`]).
+type Derived = std::sync::OnceLock<Result<Arc<dyn Any + Send + Sync>, String>>;
 
 impl Data {
     pub fn new<T: Any + Send + Sync>(kind: &'static str, value: T) -> Self {
@@ -53,7 +57,33 @@ impl Data {
             kind,
             value: Box::new(value),
             truth: None,
+            derived: Mutex::new(BTreeMap::new()),
         }
+    }
+
+    /// A value derived from this data (features extracted from images, a representation
+    /// learned once and read by several cells), computed by the first caller for `key` and
+    /// shared with every later one, also across threads: concurrent callers of the same key
+    /// wait for the first instead of computing it again. `key` must name everything the
+    /// value depends on besides the data. An error is remembered as well.
+    pub fn derived<T: Any + Send + Sync>(
+        &self,
+        key: &str,
+        compute: impl FnOnce() -> Result<T, String>,
+    ) -> Result<Arc<T>, String> {
+        let slot = self
+            .derived
+            .lock()
+            .unwrap()
+            .entry(key.to_string())
+            .or_default()
+            .clone();
+        let value = slot
+            .get_or_init(|| compute().map(|v| Arc::new(v) as Arc<dyn Any + Send + Sync>))
+            .clone()?;
+        value
+            .downcast::<T>()
+            .map_err(|_| format!("derived value `{key}` was stored with another type"))
     }
 
     /// The same data, with the structure a generator planted in it.
@@ -534,6 +564,35 @@ mod tests {
         assert!(d.truth::<u8>().is_none());
         let d = d.with_truth(3u8);
         assert_eq!(d.truth::<u8>(), Some(&3));
+    }
+
+    #[test]
+    fn derived_values_are_computed_once_even_by_concurrent_callers() {
+        let d = Data::new(kinds::LABELLED, 7u32);
+        let calls = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    let v = d
+                        .derived("double", || {
+                            calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                            std::thread::sleep(std::time::Duration::from_millis(20));
+                            Ok(2 * d.get::<u32>().unwrap())
+                        })
+                        .unwrap();
+                    assert_eq!(*v, 14);
+                });
+            }
+        });
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+        // Another key is another value; a failure is remembered; a wrong type is an error.
+        assert!(d.derived::<u32>("bad", || Err("no".into())).is_err());
+        assert_eq!(
+            d.derived::<u32>("bad", || Ok(1)).unwrap_err(),
+            "no",
+            "the error is remembered"
+        );
+        assert!(d.derived::<String>("double", || Ok(String::new())).is_err());
     }
 
     #[test]
