@@ -272,6 +272,17 @@ pub static DATASETS: &[DatasetInfo] = &[
         standin: "go-random",
         manual: "Either install the Debian/Ubuntu packages (apt install r-bioc-go.db r-bioc-org.hs.eg.db: GO of 2022-07-01 with human annotations), or download go-basic.obo and a GAF (e.g. mgi.gaf.gz, the mouse annotations the paper used) into <data dir>/go/ (`dyad data fetch gene-ontology`).",
     },
+    DatasetInfo {
+        name: "allen-ish",
+        title: "Allen Brain Atlas adult mouse ISH, expression-masked medial sagittal images (FuncISH)",
+        dir: "allen-ish",
+        sources: &[],
+        license: "Allen Institute terms of use (research)",
+        citation: "E. S. Lein et al. Genome-wide atlas of gene expression in the adult mouse brain. Nature 445, 2007; N. Liscovitch, U. Shalit and G. Chechik. FuncISH: learning a functional representation of neural ISH images. Bioinformatics 29(13), 2013.",
+        identity: None,
+        standin: "ish-standin",
+        manual: "List the sagittal adult-mouse ISH series with their genes through the ABA API (api.brain-map.org, model SectionDataSet), download the expression mask of each series' most medial section (section_image_download/<id>?view=expression), and write <data dir>/allen-ish/images.csv (columns image, gene) with the images under images/; optional relations/{cell_type,pathway,ppi}.tsv. GO annotations: the gene-ontology data set (mouse: mgi.gaf.gz).",
+    },
 ];
 
 /// The entry for `name`.
@@ -299,6 +310,7 @@ pub static PROVIDERS: &[&dyn Provider] = &[
     &crate::gmm::GmmProvider,
     &crate::go::provider::GoProvider,
     &crate::go::provider::GoRandomProvider,
+    &crate::ish::provider::AllenIshProvider,
     &crate::ish::provider::IshStandinProvider,
     &crate::pair_ranking::provider::SClassProvider,
     &crate::pair_ranking::provider::SAttrProvider,

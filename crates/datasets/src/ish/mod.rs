@@ -15,6 +15,7 @@
 //! needs, the relation sets of Fig. 4, and how many images were discarded for showing no
 //! expression.
 
+pub mod allen;
 pub mod provider;
 pub mod standin;
 
@@ -66,6 +67,8 @@ impl Relations {
 pub enum ImageSource {
     /// Rendered on demand by the stand-in's generator.
     Generated(Arc<standin::Renderer>),
+    /// Image files, decoded on demand.
+    Files(Arc<Vec<std::path::PathBuf>>),
 }
 
 /// Images of genes with their GO categories (see the module documentation).
@@ -112,10 +115,12 @@ impl IshSet {
         self.image_gene.len()
     }
 
-    /// The grayscale, expression-masked image `i` (values in `[0, 1]`, background 0).
-    pub fn image(&self, i: usize) -> Array2<f32> {
+    /// The grayscale, expression-masked image `i` (values in `[0, 1]`, background 0); a
+    /// real image file is decoded again (an error if it changed or vanished since loading).
+    pub fn image(&self, i: usize) -> Result<Array2<f32>, crate::DataError> {
         match &self.source {
-            ImageSource::Generated(r) => r.render(i),
+            ImageSource::Generated(r) => Ok(r.render(i)),
+            ImageSource::Files(paths) => allen::read_gray(&paths[i]),
         }
     }
 
@@ -138,6 +143,72 @@ impl IshSet {
             })
             .collect()
     }
+}
+
+/// GO categories of a gene universe (see [`label_genes`]).
+pub struct Labels {
+    /// Information content of every term over the genes (0 for terms no gene carries).
+    pub ic: Vec<f64>,
+    pub categories: Vec<Category>,
+    /// Categories of each gene, ascending.
+    pub gene_categories: Vec<Vec<u32>>,
+}
+
+/// The categories of `gene_terms` (propagated annotations of each gene): biological-process
+/// terms carried by `lo ..= hi` of the genes and not by all of them (spec §2.5), neural when
+/// `neural_terms` says so; and the information content of every term over these genes.
+pub fn label_genes(
+    onto: &crate::go::Ontology,
+    neural_terms: &[bool],
+    gene_terms: &[Vec<u32>],
+    lo: usize,
+    hi: usize,
+) -> Result<Labels, crate::DataError> {
+    let n = gene_terms.len();
+    let counts = crate::go::term_counts(onto.len(), gene_terms);
+    let ic: Vec<f64> = crate::go::information_content(&counts, n)
+        .into_iter()
+        .map(|v| v.unwrap_or(0.0))
+        .collect();
+    let cat_terms: Vec<u32> = (0..onto.len())
+        .filter(|&t| (lo..=hi).contains(&(counts[t] as usize)) && counts[t] as usize != n)
+        .filter(|&t| onto.terms[t].namespace == crate::go::Namespace::BiologicalProcess)
+        .map(|t| t as u32)
+        .collect();
+    if cat_terms.is_empty() {
+        return Err(crate::DataError::Param(format!(
+            "no GO category has {lo} to {hi} of the {n} genes: use more genes or a lower minimum category size"
+        )));
+    }
+    let mut cat_of_term = vec![u32::MAX; onto.len()];
+    for (c, &t) in cat_terms.iter().enumerate() {
+        cat_of_term[t as usize] = c as u32;
+    }
+    let mut cat_genes: Vec<Vec<u32>> = vec![Vec::new(); cat_terms.len()];
+    let mut gene_categories: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (g, ts) in gene_terms.iter().enumerate() {
+        for &t in ts {
+            let c = cat_of_term[t as usize];
+            if c != u32::MAX {
+                cat_genes[c as usize].push(g as u32);
+                gene_categories[g].push(c);
+            }
+        }
+    }
+    let categories = cat_terms
+        .iter()
+        .zip(cat_genes)
+        .map(|(&t, genes)| Category {
+            term: t,
+            genes,
+            neural: neural_terms[t as usize],
+        })
+        .collect();
+    Ok(Labels {
+        ic,
+        categories,
+        gene_categories,
+    })
 }
 
 /// The NeuroBlast stand-in's representation (spec §8 item 4): the image averaged over a

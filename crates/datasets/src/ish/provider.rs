@@ -4,11 +4,15 @@
 //! part of the stand-in's: installing GO changes the data, and its cells recompute.
 
 use super::standin::{IshStandinConfig, OntologyChoice, STANDIN_VERSION, generate};
-use crate::DataError;
 use crate::go::GoData;
 use crate::go::provider::{GoProvider, GoRandomProvider};
-use crate::provider::{Data, DataContext, Provider, Resolved, kinds, param_err, synthetic, typed};
-use serde::Serialize;
+use crate::provider::{
+    Data, DataContext, Provider, Resolved, absent, kinds, param_err, real, split_standin,
+    synthetic, tree_content_id, typed,
+};
+use crate::registry::DatasetInfo;
+use crate::{ContentHasher, DataError as E};
+use serde::{Deserialize, Serialize};
 
 /// The FuncISH stand-in.
 pub struct IshStandinProvider;
@@ -37,11 +41,7 @@ impl Provider for IshStandinProvider {
     fn sources(&self) -> &'static [&'static str] {
         &["datasets/src/ish/", "datasets/src/go/"]
     }
-    fn resolve(
-        &self,
-        ctx: &DataContext,
-        params: &serde_json::Value,
-    ) -> Result<Resolved, DataError> {
+    fn resolve(&self, ctx: &DataContext, params: &serde_json::Value) -> Result<Resolved, E> {
         let cfg: IshStandinConfig = typed(self.name(), params)?;
         cfg.validate().map_err(|e| param_err(self.name(), e))?;
         let random = serde_json::json!({
@@ -76,6 +76,108 @@ impl Provider for IshStandinProvider {
             let (set, truth) = generate(&c, g)?;
             Ok(Data::new(kinds::ISH, set).with_truth(truth))
         })
+    }
+}
+
+/// Parameters of the real data set.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AllenIshParams {
+    /// Smallest category (genes; 15, spec §2.5).
+    #[serde(default = "min_cat")]
+    min_category: usize,
+    /// Largest category (genes; 500).
+    #[serde(default = "max_cat")]
+    max_category: usize,
+}
+
+fn min_cat() -> usize {
+    15
+}
+fn max_cat() -> usize {
+    500
+}
+
+/// The real FuncISH data ([`super::allen`]), labelled with the real Gene Ontology.
+pub struct AllenIshProvider;
+
+impl Provider for AllenIshProvider {
+    fn name(&self) -> &'static str {
+        "allen-ish"
+    }
+    fn version(&self) -> u32 {
+        1
+    }
+    fn description(&self) -> &'static str {
+        "Allen Brain Atlas adult mouse ISH, expression-masked medial sagittal images (images.csv + images/), GO categories from the gene-ontology provider, optional relation files"
+    }
+    fn kind(&self) -> &'static str {
+        kinds::ISH
+    }
+    fn info(&self) -> Option<&'static DatasetInfo> {
+        crate::registry::dataset("allen-ish")
+    }
+    fn sources(&self) -> &'static [&'static str] {
+        &["datasets/src/ish/", "datasets/src/go/"]
+    }
+    fn resolve(&self, ctx: &DataContext, params: &serde_json::Value) -> Result<Resolved, E> {
+        let (own, standin) = split_standin(self.name(), params)?;
+        let p: AllenIshParams = typed(self.name(), &own)?;
+        if p.min_category < 2 || p.max_category < p.min_category {
+            return Err(param_err(
+                self.name(),
+                format!(
+                    "categories of {} to {} genes: need 2 <= min_category <= max_category",
+                    p.min_category, p.max_category
+                ),
+            ));
+        }
+        let dir = ctx.data_dir.join("allen-ish");
+        if !dir.join(super::allen::INDEX).is_file() {
+            return absent(self, ctx, &dir, &standin);
+        }
+        let go = GoProvider.resolve(ctx, &serde_json::json!({}))?;
+        if go.synthetic {
+            return Err(E::Incomplete {
+                name: self.name().into(),
+                dir: dir.clone(),
+                found: super::allen::INDEX.into(),
+                missing: "the Gene Ontology with gene annotations (its categories)".into(),
+                hint: "Put go-basic.obo and mgi.gaf.gz in $DYAD_DATA_DIR/go (`dyad data fetch gene-ontology`).".into(),
+            });
+        }
+        let note = format!(
+            "real Allen Brain Atlas ISH images from {}; categories of {} to {} genes from the {}",
+            ctx.show(&dir),
+            p.min_category,
+            p.max_category,
+            go.note
+        );
+        let go_identity = go.identity.clone();
+        let (d1, d2) = (dir.clone(), dir.clone());
+        let identity = move |d: &std::path::Path, go_id: &str| -> Result<String, E> {
+            let mut h = ContentHasher::new("allen-ish/v1");
+            h.str(&tree_content_id(d)?).str(go_id);
+            Ok(h.finish().0)
+        };
+        let g2 = go_identity.clone();
+        let (lo, hi) = (p.min_category, p.max_category);
+        real(
+            self,
+            ctx,
+            &[dir.clone()],
+            &p,
+            note,
+            move || Ok((identity(&d1, &go_identity)?, None)),
+            move || {
+                let data = (go.loader)()?;
+                let g: &GoData = data.get().ok_or_else(|| {
+                    param_err("allen-ish", "the ontology provider returned no ontology")
+                })?;
+                let set = super::allen::load(&d2, g, lo, hi)?;
+                Ok((identity(&d2, &g2)?, Data::new(kinds::ISH, set)))
+            },
+        )
     }
 }
 

@@ -55,9 +55,9 @@
 //! Rendering is a pure function of the seed and the image index: images are drawn on demand
 //! ([`Renderer::render`]) and never stored.
 
-use super::{Category, ImageSource, IshSet, Relations, TermName};
+use super::{ImageSource, IshSet, Labels, Relations, TermName, label_genes};
 use crate::DataError;
-use crate::go::{self, Annotations, GoData, Namespace};
+use crate::go::{Annotations, GoData};
 use dyad_core::{Rng, derive_seed, seeded};
 use ndarray::Array2;
 use rand::Rng as _;
@@ -480,48 +480,12 @@ pub fn generate(cfg: &IshStandinConfig, go: &GoData) -> Result<(IshSet, IshTruth
         )
     };
     // ---- Categories, information content.
-    let counts = go::term_counts(onto.len(), &gene_terms);
-    let ic: Vec<f64> = go::information_content(&counts, cfg.genes)
-        .into_iter()
-        .map(|v| v.unwrap_or(0.0))
-        .collect();
     let (lo, hi) = cfg.category_bounds();
-    let root_like = |t: usize| counts[t] as usize == cfg.genes;
-    let cat_terms: Vec<u32> = (0..onto.len())
-        .filter(|&t| (lo..=hi).contains(&(counts[t] as usize)) && !root_like(t))
-        .filter(|&t| onto.terms[t].namespace == Namespace::BiologicalProcess)
-        .map(|t| t as u32)
-        .collect();
-    if cat_terms.is_empty() {
-        return Err(DataError::Param(format!(
-            "no GO category has {lo} to {hi} of the {} genes: raise `genes` or lower `min_category`",
-            cfg.genes
-        )));
-    }
-    let mut cat_of_term = vec![u32::MAX; onto.len()];
-    for (c, &t) in cat_terms.iter().enumerate() {
-        cat_of_term[t as usize] = c as u32;
-    }
-    let mut cat_genes: Vec<Vec<u32>> = vec![Vec::new(); cat_terms.len()];
-    let mut gene_cats: Vec<Vec<u32>> = vec![Vec::new(); cfg.genes];
-    for (g, ts) in gene_terms.iter().enumerate() {
-        for &t in ts {
-            let c = cat_of_term[t as usize];
-            if c != u32::MAX {
-                cat_genes[c as usize].push(g as u32);
-                gene_cats[g].push(c);
-            }
-        }
-    }
-    let categories: Vec<Category> = cat_terms
-        .iter()
-        .zip(cat_genes)
-        .map(|(&t, genes)| Category {
-            term: t,
-            genes,
-            neural: neural_terms[t as usize],
-        })
-        .collect();
+    let Labels {
+        ic,
+        categories,
+        gene_categories: gene_cats,
+    } = label_genes(onto, &neural_terms, &gene_terms, lo, hi)?;
     // ---- Programs.
     let scale_factor = cfg.height as f64 / 512.0;
     let programs: Vec<Option<Program>> = categories

@@ -98,7 +98,7 @@ fn images_are_masked_bounded_deterministic_and_expressed() {
     let (again, _) = generate(&small(3), &rgo(&small(3))).unwrap();
     let (other, _) = generate(&small(4), &rgo(&small(4))).unwrap();
     for i in [0, 1, set.n_images() - 1] {
-        let img = set.image(i);
+        let img = set.image(i).unwrap();
         assert_eq!(img.dim(), (64, 128));
         assert!(has_expression(&img));
         for ((y, x), &v) in img.indexed_iter() {
@@ -107,8 +107,8 @@ fn images_are_masked_bounded_deterministic_and_expressed() {
                 assert_eq!(v, 0.0, "({y},{x}) outside the brain");
             }
         }
-        assert_eq!(img, again.image(i));
-        assert_ne!(img, other.image(i));
+        assert_eq!(img, again.image(i).unwrap());
+        assert_ne!(img, other.image(i).unwrap());
         // Masked images are mostly exactly zero (ABA's background).
         let zeros = img.iter().filter(|&&v| v == 0.0).count();
         assert!(zeros > img.len() / 4, "{zeros} zeros");
@@ -120,7 +120,7 @@ fn diffuse_expression_lights_more_of_the_brain() {
     // Genes in a category with a diffuse extent show more expressed area than the others:
     // the signal the zero-descriptor counts are meant to carry.
     let (set, truth) = generate(&small(11), &rgo(&small(11))).unwrap();
-    let lit = |i: usize| set.image(i).iter().filter(|&&v| v > 0.0).count() as f64;
+    let lit = |i: usize| set.image(i).unwrap().iter().filter(|&&v| v > 0.0).count() as f64;
     let pos = set.positive_images();
     let (c, _) = truth
         .programs
