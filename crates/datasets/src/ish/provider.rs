@@ -165,7 +165,7 @@ impl Provider for AllenIshProvider {
         real(
             self,
             ctx,
-            &[dir.clone()],
+            std::slice::from_ref(&dir),
             &p,
             note,
             move || Ok((identity(&d1, &go_identity)?, None)),
