@@ -39,7 +39,10 @@ fn fits(c: &mut Criterion) {
     for &cv in &NestedCvConfig::default().c_grid {
         let mut w = vec![0.0; d + 1];
         let rep = fit_logreg(x.view(), &y, cv, &cfg, &mut w, &mut ws).unwrap();
-        eprintln!("cold C = {cv}: {} Newton, {} CG", rep.iterations, rep.cg_steps);
+        eprintln!(
+            "cold C = {cv}: {} Newton, {} CG",
+            rep.iterations, rep.cg_steps
+        );
     }
     group.bench_function(BenchmarkId::new("cold_c1", "n=4000,d=2004"), |b| {
         b.iter(|| {

@@ -535,13 +535,13 @@ pub fn predict_proba(x: ArrayView2<'_, f64>, w: &[f64], bias: bool, out: &mut [f
 pub fn gradient(x: ArrayView2<'_, f64>, y: &[f64], c: f64, bias: bool, w: &[f64]) -> Vec<f64> {
     let d = x.ncols();
     let mut g = w.to_vec();
-    for i in 0..x.nrows() {
-        let mut t: f64 = x.row(i).iter().zip(&w[..d]).map(|(a, b)| a * b).sum();
+    for (row, &yi) in x.rows().into_iter().zip(y) {
+        let mut t: f64 = row.iter().zip(&w[..d]).map(|(a, b)| a * b).sum();
         if bias {
             t += w[d];
         }
-        let a = c * (sigmoid(y[i] * t) - 1.0) * y[i];
-        for (gj, xj) in g[..d].iter_mut().zip(x.row(i)) {
+        let a = c * (sigmoid(yi * t) - 1.0) * yi;
+        for (gj, xj) in g[..d].iter_mut().zip(row) {
             *gj += a * xj;
         }
         if bias {

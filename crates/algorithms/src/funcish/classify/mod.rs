@@ -393,7 +393,7 @@ fn row_scaled(
         }
         Scaling::L1PerLevel => {
             let d = xs.ncols();
-            if d % levels != 0 || d < 2 * levels {
+            if !d.is_multiple_of(levels) || d < 2 * levels {
                 return Err(AlgoError::Param(format!(
                     "scaling = \"l1_per_level\": {d} features are not {levels} levels of K words plus {levels} zero counts"
                 )));
@@ -606,23 +606,26 @@ pub fn nested_cv(
             }
         }
         // --- choose C per category ---
-        for c in 0..n_cat {
+        for (scores, chosen) in inner_scores.iter().zip(chosen_c.iter_mut()) {
             let mut best = (0usize, f64::NEG_INFINITY);
             for k in 0..n_c {
-                let (sum, cnt) = (0..k_in)
-                    .filter_map(|v| inner_scores[c][o][v][k])
+                let (sum, cnt) = scores[o]
+                    .iter()
+                    .filter_map(|per_c| per_c[k])
                     .fold((0.0, 0usize), |(s, m), x| (s + x, m + 1));
                 if cnt > 0 && sum / cnt as f64 > best.1 {
                     best = (k, sum / cnt as f64);
                 }
             }
-            chosen_c[c][o] = cfg.c_grid[best.0];
+            chosen[o] = cfg.c_grid[best.0];
         }
         // --- outer model ---
         let t = Transform::fit(&xs, &train, cfg.scaling);
         let xtr = gather(&xs, &train, t.as_ref());
         let xte = gather(&xs, test, t.as_ref());
-        let fits: Vec<Result<(Vec<f64>, Vec<f64>), AlgoError>> = (0..n_cat)
+        // per category: (weights, test predictions)
+        type Fit = Result<(Vec<f64>, Vec<f64>), AlgoError>;
+        let fits: Vec<Fit> = (0..n_cat)
             .into_par_iter()
             .map(|c| {
                 let y = signs(&labels[c], &train);

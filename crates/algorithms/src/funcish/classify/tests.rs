@@ -277,12 +277,12 @@ fn out_of_fold_probabilities_come_from_the_model_that_did_not_see_the_image() {
     let all: Vec<usize> = (0..180).collect();
     for (o, fold) in r.outer_folds.iter().enumerate() {
         let train = complement(&all, fold);
-        for c in 0..positives.len() {
+        for (c, pos) in positives.iter().enumerate() {
             // the fold model is the fit on the outer training set at the chosen C
             let xtr = x.select(ndarray::Axis(0), &train);
             let y: Vec<f64> = train
                 .iter()
-                .map(|i| if positives[c].contains(i) { 1.0 } else { -1.0 })
+                .map(|i| if pos.contains(i) { 1.0 } else { -1.0 })
                 .collect();
             let mut w = vec![0.0; x.ncols() + 1];
             fit_logreg(
