@@ -42,8 +42,9 @@
 //! * `liblinear` 1.0.0 (bindings to LIBLINEAR 2.30 C++, the paper's solver) builds here, but
 //!   pulls the deprecated `failure` crate (and syn 1), and copies every problem into
 //!   LIBLINEAR's `feature_node` lists: 16 bytes per non-zero, ~420 MB for one 13K × 2005
-//!   dense outer training set, per fit, ~300K fits in the paper profile; no shared problem
-//!   across the 2,081 categories, no warm start through its API.
+//!   dense outer training set, per fit, ~300K fits in the paper profile, with no way to share
+//!   one problem across the 2,081 categories; its C++ build and global state are a poor fit for
+//!   rayon over categories.
 //! * `argmin` (L-BFGS) and `linfa-logistic` (built on argmin) support ndarray ≤ 0.16: a second
 //!   ndarray in the build, and L-BFGS needs many more passes over the data than Newton-CG on
 //!   this smooth, well-conditioned (λ_min ≥ 1) problem.
