@@ -343,3 +343,41 @@ impl Observer<dyn crate::loreta::LabelScorer> for LabelScores {
         Control::Continue
     }
 }
+
+// ---- funcish classify fixtures ----
+
+/// A bag-of-words stand-in for the FuncISH classifiers: `n` images with `levels` levels of
+/// `k` word counts plus one zero-descriptor count per level (`D = levels·(k+1)`, the layout of
+/// spec §2.4), and `n_cat` categories of `15..=max(15, n/5)` positive images each. Counts are
+/// a random base rate per word times a uniform draw, rounded; category `c` adds `strength`
+/// times a uniform draw to 3 words of its own on its positives (0 = no signal, a null
+/// problem). Returns the `n × D` counts and the positives of every category.
+pub fn bow_categories(
+    n: usize,
+    levels: usize,
+    k: usize,
+    n_cat: usize,
+    strength: f64,
+    seed: u64,
+) -> (ndarray::Array2<f64>, Vec<Vec<usize>>) {
+    let mut rng = seeded(seed);
+    let d = levels * (k + 1);
+    let rate: Vec<f64> = (0..d).map(|_| 1.0 + 9.0 * rng.random::<f64>()).collect();
+    let mut x =
+        ndarray::Array2::from_shape_fn((n, d), |(_, j)| (rate[j] * rng.random::<f64>()).round());
+    let hi = (n / 5).max(15).min(n);
+    let mut positives = Vec::with_capacity(n_cat);
+    for _ in 0..n_cat {
+        let size = rng.random_range(15.min(n)..=hi);
+        let mut pos = sample(&mut rng, n, size).into_vec();
+        pos.sort_unstable();
+        let words = sample(&mut rng, levels * k, 3).into_vec();
+        for &i in &pos {
+            for &j in &words {
+                x[[i, j]] += (strength * rng.random::<f64>()).round();
+            }
+        }
+        positives.push(pos);
+    }
+    (x, positives)
+}

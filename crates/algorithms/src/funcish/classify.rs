@@ -1,1 +1,0 @@
-//! Per-category logistic regression with nested cross-validation (FuncISH §2.6).
