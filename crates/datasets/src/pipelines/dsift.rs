@@ -318,64 +318,72 @@ pub fn downsample(img: ArrayView2<f32>, f: usize) -> Array2<f32> {
     }
     let (oh, ow) = (h.div_ceil(f), w.div_ceil(f));
     let mut out = Array2::<f32>::zeros((oh, ow));
-    let mut acc = vec![0f64; ow];
+    let mut colsum = vec![0f64; w];
     for by in 0..oh {
-        acc.iter_mut().for_each(|a| *a = 0.0);
+        colsum.iter_mut().for_each(|a| *a = 0.0);
         let y1 = ((by + 1) * f).min(h);
         for y in by * f..y1 {
-            let row = img.row(y);
-            for (bx, a) in acc.iter_mut().enumerate() {
-                let x1 = ((bx + 1) * f).min(w);
-                for x in bx * f..x1 {
-                    *a += f64::from(row[x]);
-                }
+            for (a, &v) in colsum.iter_mut().zip(img.row(y)) {
+                *a += f64::from(v);
             }
         }
         let rows = (y1 - by * f) as f64;
-        for (bx, a) in acc.iter().enumerate() {
-            let cols = (((bx + 1) * f).min(w) - bx * f) as f64;
-            out[[by, bx]] = (a / (rows * cols)) as f32;
+        for (o, block) in out.row_mut(by).iter_mut().zip(colsum.chunks(f)) {
+            *o = (block.iter().sum::<f64>() / (rows * block.len() as f64)) as f32;
         }
     }
     out
 }
 
 /// `atan(q) · 4/π` for `q ∈ [0, 1]` (Cephes `atanf` reduction and polynomial), in `[0, 1]`.
-#[inline]
+/// Branch-free (selects only), so loops over it vectorise.
+#[inline(always)]
 fn atan_unit_octant(q: f32) -> f32 {
     const TAN_PI_8: f32 = 0.414_213_57;
-    let (base, z) = if q > TAN_PI_8 {
-        (std::f32::consts::FRAC_PI_4, (q - 1.0) / (q + 1.0))
+    let big = q > TAN_PI_8;
+    let z = if big { (q - 1.0) / (q + 1.0) } else { q };
+    let base = if big {
+        std::f32::consts::FRAC_PI_4
     } else {
-        (0.0, q)
+        0.0
     };
     let z2 = z * z;
     let p = (((8.053_744_5e-2 * z2 - 1.387_768_6e-1) * z2 + 1.997_771_1e-1) * z2 - 3.333_295e-1)
         * z2
         * z
         + z;
-    ((base + p) * std::f32::consts::FRAC_1_PI * 4.0).clamp(0.0, 1.0)
+    let a = (base + p) * (4.0 * std::f32::consts::FRAC_1_PI);
+    if a < 0.0 {
+        0.0
+    } else if a > 1.0 {
+        1.0
+    } else {
+        a
+    }
 }
 
-/// Orientation of a non-zero gradient: `(bin, frac)` with `t = 8·atan2(gy, gx)/2π mod 8 =
-/// bin + frac`, `bin ∈ 0..8`, `frac ∈ [0, 1]`.
+/// `t = 8·atan2(gy, gx)/2π mod 8` in `[0, 8]` (8 only by rounding, meaning 0), by an octant
+/// reduction; 0 for a zero gradient. Branch-free.
+#[inline(always)]
+fn orientation_t(gx: f32, gy: f32) -> f32 {
+    let (ax, ay) = (gx.abs(), gy.abs());
+    let steep = ay > ax;
+    let (mn, mx) = if steep { (ax, ay) } else { (ay, ax) };
+    let q = if mx > 0.0 { mn / mx } else { 0.0 };
+    let a = atan_unit_octant(q);
+    // First quadrant (|gx|, |gy|), then mirror for gx < 0 and for gy < 0.
+    let p = if steep { 2.0 - a } else { a };
+    let p = if gx < 0.0 { 4.0 - p } else { p };
+    if gy < 0.0 { 8.0 - p } else { p }
+}
+
+/// Orientation of a gradient: `(bin, frac)` with `t = 8·atan2(gy, gx)/2π mod 8 =
+/// bin + frac`, `bin ∈ 0..8`, `frac ∈ [0, 1)`.
 #[inline]
 pub fn orientation(gx: f32, gy: f32) -> (usize, f32) {
-    let (ax, ay) = (gx.abs(), gy.abs());
-    // Angle of (|gx|... ) in the upper half plane, as octant + fraction, for (gx, |gy|).
-    let (oct, frac) = if ax >= ay {
-        let a = atan_unit_octant(ay / ax);
-        if gx >= 0.0 { (0, a) } else { (3, 1.0 - a) }
-    } else {
-        let a = atan_unit_octant(ax / ay);
-        if gx >= 0.0 { (1, 1.0 - a) } else { (2, a) }
-    };
-    if gy < 0.0 {
-        // φ = 2π − φ': octant 7 − oct, fraction 1 − frac.
-        (7 - oct, 1.0 - frac)
-    } else {
-        (oct, frac)
-    }
+    let t = orientation_t(gx, gy);
+    let t0 = t as usize; // t >= 0
+    (t0 % ORIENTATIONS, t - t0 as f32)
 }
 
 /// The per-cell weights of a window along one axis: `kernel[i][u + b − 1]` for cell `i` and
@@ -404,11 +412,17 @@ fn kernels(bin: usize, window: Window) -> ([Vec<f32>; CELLS], [f32; CELLS]) {
     (ker, cell)
 }
 
-/// One gradient row `y` into `out` (`W × 8`, interleaved `[x][t]`): orientation planes.
-fn gradient_row(img: &ArrayView2<f32>, y: usize, out: &mut [f32]) {
+/// Scratch rows of the gradient.
+struct GradScratch {
+    gx: Vec<f32>,
+    gy: Vec<f32>,
+}
+
+/// One gradient row `y` into `out` (`W` pixels × 8 orientations, interleaved `[x][t]`).
+fn gradient_row(img: &ArrayView2<f32>, y: usize, out: &mut [f32], g: &mut GradScratch) {
     let (h, w) = img.dim();
-    out.iter_mut().for_each(|v| *v = 0.0);
     let row = img.row(y);
+    let row = row.as_slice().expect("standard layout rows");
     let (up, down, scale_y) = if h == 1 {
         (y, y, 0.0)
     } else if y == 0 {
@@ -419,23 +433,41 @@ fn gradient_row(img: &ArrayView2<f32>, y: usize, out: &mut [f32]) {
         (y - 1, y + 1, 0.5)
     };
     let (ru, rd) = (img.row(up), img.row(down));
-    for x in 0..w {
-        let gx = if w == 1 {
-            0.0
-        } else if x == 0 {
-            row[1] - row[0]
-        } else if x == w - 1 {
-            row[w - 1] - row[w - 2]
-        } else {
-            0.5 * (row[x + 1] - row[x - 1])
-        };
-        let gy = scale_y * (rd[x] - ru[x]);
-        let m = (gx * gx + gy * gy).sqrt();
-        if m > 0.0 {
-            let (t, frac) = orientation(gx, gy);
-            let o = &mut out[x * ORIENTATIONS..(x + 1) * ORIENTATIONS];
-            o[t] += (1.0 - frac) * m;
-            o[(t + 1) % ORIENTATIONS] += frac * m;
+    let (ru, rd) = (
+        ru.as_slice().expect("standard layout rows"),
+        rd.as_slice().expect("standard layout rows"),
+    );
+    let (gx, gy) = (&mut g.gx[..w], &mut g.gy[..w]);
+    if w >= 2 {
+        gx[0] = row[1] - row[0];
+        gx[w - 1] = row[w - 1] - row[w - 2];
+        for ((o, &a), &b) in gx[1..w - 1].iter_mut().zip(&row[2..]).zip(&row[..w - 2]) {
+            *o = 0.5 * (a - b);
+        }
+    } else {
+        gx.iter_mut().for_each(|v| *v = 0.0);
+    }
+    for ((o, &a), &b) in gy.iter_mut().zip(rd).zip(ru) {
+        *o = scale_y * (a - b);
+    }
+    // Magnitude and orientation (vectorisable), in place: gx <- m, gy <- t.
+    for (x, y) in gx.iter_mut().zip(gy.iter_mut()) {
+        let (a, b) = (*x, *y);
+        *x = (a * a + b * b).sqrt();
+        *y = orientation_t(a, b);
+    }
+    for ((o, &m), &t) in out
+        .chunks_exact_mut(ORIENTATIONS)
+        .zip(gx.iter())
+        .zip(gy.iter())
+    {
+        // t >= 0: truncation is the floor (no libm call, no stack round trip).
+        let t0 = t as usize;
+        let frac = t - t0 as f32;
+        let (w0, w1) = ((1.0 - frac) * m, frac * m);
+        let (t0, t1) = (t0 & (ORIENTATIONS - 1), (t0 + 1) & (ORIENTATIONS - 1));
+        for (k, v) in o.iter_mut().enumerate() {
+            *v = if k == t0 { w0 } else { 0.0 } + if k == t1 { w1 } else { 0.0 };
         }
     }
 }
@@ -539,27 +571,38 @@ pub fn level_descriptors(
 
 /// The un-normalised descriptors of the `ny × nx` grid into `raw` (module docs, "Cost").
 fn fill_raw(img: &ArrayView2<f32>, cfg: &DsiftConfig, ny: usize, nx: usize, raw: &mut [f32]) {
+    const O: usize = ORIENTATIONS;
+    let img = if img.is_standard_layout() {
+        img.view()
+    } else {
+        // Rows must be contiguous for the gradient.
+        return fill_raw(&img.as_standard_layout().view(), cfg, ny, nx, raw);
+    };
     let w = img.dim().1;
     let (b, s) = (cfg.bin, cfg.step);
     let klen = 2 * b - 1;
     let (ker, cell) = kernels(b, cfg.window);
-    let row_len = w * ORIENTATIONS;
     // Ring of gradient rows: row y lives in slot y % klen.
-    let mut ring = vec![0f32; klen * row_len];
+    let mut ring = vec![0f32; klen * w * O];
+    let mut scratch = GradScratch {
+        gx: vec![0.0; w],
+        gy: vec![0.0; w],
+    };
     let mut next_row = 0usize;
     // Vertical filter tasks (cell-centre row r, keypoint row ky, cell row j), by r.
     let mut tasks: Vec<(usize, usize, usize)> = (0..ny)
         .flat_map(|ky| (0..CELLS).map(move |j| (b - 1 + ky * s + j * b, ky, j)))
         .collect();
     tasks.sort_unstable();
-    let mut acc = vec![0f32; row_len];
+    let mut acc = vec![0f32; w * O];
     for &(r, ky, j) in &tasks {
         while next_row < r + b {
             let slot = next_row % klen;
             gradient_row(
-                img,
+                &img,
                 next_row,
-                &mut ring[slot * row_len..(slot + 1) * row_len],
+                &mut ring[slot * w * O..(slot + 1) * w * O],
+                &mut scratch,
             );
             next_row += 1;
         }
@@ -567,7 +610,7 @@ fn fill_raw(img: &ArrayView2<f32>, cfg: &DsiftConfig, ny: usize, nx: usize, raw:
         acc.iter_mut().for_each(|v| *v = 0.0);
         for (o, &k) in ker[j].iter().enumerate() {
             let slot = (r + o + 1 - b) % klen;
-            let src = &ring[slot * row_len..(slot + 1) * row_len];
+            let src = &ring[slot * w * O..(slot + 1) * w * O];
             for (a, &g) in acc.iter_mut().zip(src) {
                 *a += k * g;
             }
@@ -577,16 +620,15 @@ fn fill_raw(img: &ArrayView2<f32>, cfg: &DsiftConfig, ny: usize, nx: usize, raw:
             let base = (ky * nx + kx) * DESCRIPTOR_DIM;
             for (i, ki) in ker.iter().enumerate() {
                 let left = kx * s + i * b; // = centre − (b − 1)
-                let mut out = [0f32; ORIENTATIONS];
-                let win = &acc[left * ORIENTATIONS..(left + klen) * ORIENTATIONS];
-                for (px, &k) in win.chunks_exact(ORIENTATIONS).zip(ki) {
-                    for t in 0..ORIENTATIONS {
+                let mut out = [0f32; O];
+                for (px, &k) in acc[left * O..(left + klen) * O].chunks_exact(O).zip(ki) {
+                    for t in 0..O {
                         out[t] += k * px[t];
                     }
                 }
                 let c = cell[j] * cell[i];
-                let dst = &mut raw[base + (j * CELLS + i) * ORIENTATIONS..][..ORIENTATIONS];
-                for t in 0..ORIENTATIONS {
+                let dst = &mut raw[base + (j * CELLS + i) * O..][..O];
+                for t in 0..O {
                     dst[t] = c * out[t];
                 }
             }
