@@ -353,13 +353,7 @@ fn atan_unit_octant(q: f32) -> f32 {
         * z
         + z;
     let a = (base + p) * (4.0 * std::f32::consts::FRAC_1_PI);
-    if a < 0.0 {
-        0.0
-    } else if a > 1.0 {
-        1.0
-    } else {
-        a
-    }
+    a.clamp(0.0, 1.0)
 }
 
 /// `t = 8·atan2(gy, gx)/2π mod 8` in `[0, 8]` (8 only by rounding, meaning 0), by an octant
