@@ -314,7 +314,7 @@ impl DictionarySampler {
                 &mut rng,
             )?;
             levels.push(LevelDictionary {
-                energy: r.energies[r.best_run],
+                energy: Some(r.energies[r.best_run]),
                 restart_energies: r.energies,
                 iterations: r.best.iterations,
                 samples: n,
@@ -356,8 +356,8 @@ fn check_levels(dsift: &DsiftConfig, image: &[LevelDescriptors]) -> Result<(), D
 pub struct LevelDictionary {
     /// `K × 128` row-major word centroids.
     pub centroids: Vec<f32>,
-    /// Energy of the kept run on the sample.
-    pub energy: f64,
+    /// Energy of the kept run on the sample (None for given centroids).
+    pub energy: Option<f64>,
     /// Energy of every run, in run order.
     pub restart_energies: Vec<f64>,
     /// Assignment steps of the kept run.
@@ -380,7 +380,7 @@ pub struct Dictionaries {
 
 impl Dictionaries {
     /// Dictionaries from given centroids (`levels` lists of `K × 128` values), e.g. to
-    /// re-use words fitted elsewhere. Energies are NaN, counts 0.
+    /// re-use words fitted elsewhere. No energies, counts 0.
     pub fn from_centroids(
         dsift: &DsiftConfig,
         config: &DictionaryConfig,
@@ -408,7 +408,7 @@ impl Dictionaries {
                 .into_iter()
                 .map(|centroids| LevelDictionary {
                     centroids,
-                    energy: f64::NAN,
+                    energy: None,
                     restart_energies: Vec::new(),
                     iterations: 0,
                     samples: 0,
@@ -770,7 +770,7 @@ mod tests {
                 .iter()
                 .cloned()
                 .fold(f64::INFINITY, f64::min);
-            assert_eq!(lv.energy, min);
+            assert_eq!(lv.energy, Some(min));
             // The stored energy is the energy of the stored centroids on the sample.
             let s = {
                 let mut s = DictionarySampler::new(&c, &dc, 1).unwrap();
@@ -778,7 +778,7 @@ mod tests {
                 s.sample(l).unwrap().to_owned()
             };
             let e = kmeans::energy(s.as_slice().unwrap(), 128, &lv.centroids);
-            assert!((e - lv.energy).abs() < 1e-9 * e);
+            assert!((e - min).abs() < 1e-9 * e);
         }
         assert_eq!(d.centroid(1, 5).unwrap().len(), 128);
         assert!(d.centroid(1, 6).is_none() && d.centroid(2, 0).is_none());
@@ -873,6 +873,9 @@ mod tests {
         assert!(
             Dictionaries::from_centroids(&dsift_cfg(1), &dict_cfg(2), 0, vec![unit(0)]).is_err()
         );
+        let back: Dictionaries =
+            serde_json::from_str(&serde_json::to_string(&hand).unwrap()).unwrap();
+        assert_eq!(back, hand);
     }
 
     #[test]
