@@ -273,6 +273,90 @@ pub fn lloyd(
     })
 }
 
+/// `k` distinct rows of the `n x dim` matrix `points`, chosen uniformly at random (as a
+/// `k x dim` row-major matrix): the "random data points" initialisation.
+pub fn random_rows_init(
+    points: &[f32],
+    dim: usize,
+    k: usize,
+    rng: &mut Rng,
+) -> Result<Vec<f32>, DataError> {
+    if dim == 0 || !points.len().is_multiple_of(dim) {
+        return Err(DataError::Param(format!(
+            "k-means: {} values do not form rows of dimension {dim}",
+            points.len()
+        )));
+    }
+    let n = points.len() / dim;
+    if k == 0 || n < k {
+        return Err(DataError::Param(format!(
+            "k-means: need at least k = {k} >= 1 points, have {n}"
+        )));
+    }
+    let mut out = Vec::with_capacity(k * dim);
+    for i in rand::seq::index::sample(rng, n, k) {
+        out.extend_from_slice(&points[i * dim..(i + 1) * dim]);
+    }
+    Ok(out)
+}
+
+/// Sum over the points of the squared distance to the nearest centre (in `f64`): the
+/// k-means energy of `centroids` on `points`.
+pub fn energy(points: &[f32], dim: usize, centroids: &[f32]) -> f64 {
+    let norms = sq_norms(centroids, dim);
+    points
+        .chunks_exact(dim.max(1))
+        .map(|x| f64::from(nearest(centroids, &norms, dim, x).1))
+        .sum()
+}
+
+/// The runs of [`lloyd_restarts`] and the one kept.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Restarts {
+    /// The kept run (its `inertia` is that of its last assignment step).
+    pub best: KMeans,
+    /// Index of the kept run.
+    pub best_run: usize,
+    /// [`energy`] of every run's final centres, in run order.
+    pub energies: Vec<f64>,
+}
+
+/// `restarts` runs of [`lloyd`] from [`random_rows_init`] starts (drawn in turn from
+/// `rng`); keeps the run whose final centres have the lowest [`energy`] (ties: the earliest).
+pub fn lloyd_restarts(
+    points: &[f32],
+    dim: usize,
+    k: usize,
+    restarts: usize,
+    max_iter: usize,
+    tolerance: f64,
+    rng: &mut Rng,
+) -> Result<Restarts, DataError> {
+    if restarts == 0 {
+        return Err(DataError::Param("k-means: restarts must be >= 1".into()));
+    }
+    if points.iter().any(|v| !v.is_finite()) {
+        return Err(DataError::Param("k-means: non-finite input".into()));
+    }
+    let mut best: Option<(KMeans, usize)> = None;
+    let mut energies = Vec::with_capacity(restarts);
+    for run in 0..restarts {
+        let init = random_rows_init(points, dim, k, rng)?;
+        let m = lloyd(points, dim, init, max_iter, tolerance)?;
+        let e = energy(points, dim, &m.centroids);
+        if best.is_none() || energies.iter().all(|&b| e < b) {
+            best = Some((m, run));
+        }
+        energies.push(e);
+    }
+    let (best, best_run) = best.expect("restarts >= 1");
+    Ok(Restarts {
+        best,
+        best_run,
+        energies,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -406,5 +490,54 @@ mod tests {
         let (j, d) = nearest(&[a.clone(), b.clone()].concat(), &norms, 79, &b);
         assert_eq!(j, 1);
         assert!(d.abs() < 1e-4);
+    }
+    #[test]
+    fn restarts_keep_the_lowest_energy_and_are_deterministic() {
+        // Three separated blobs of unequal spread; k = 3 from random points sometimes puts
+        // two starts in one blob and ends in a worse local minimum.
+        let mut rng = seeded(4);
+        let noise = Normal::new(0.0f32, 1.0).unwrap();
+        let mut pts = Vec::new();
+        for (c, n, sd) in [
+            ([0.0f32, 0.0], 150, 1.0f32),
+            ([30.0, 0.0], 20, 0.3),
+            ([0.0, 30.0], 20, 0.3),
+        ] {
+            for _ in 0..n {
+                pts.push(c[0] + sd * noise.sample(&mut rng));
+                pts.push(c[1] + sd * noise.sample(&mut rng));
+            }
+        }
+        let r = lloyd_restarts(&pts, 2, 3, 12, 50, 0.0, &mut seeded(1)).unwrap();
+        assert_eq!(r.energies.len(), 12);
+        let min = r.energies.iter().cloned().fold(f64::INFINITY, f64::min);
+        assert_eq!(r.energies[r.best_run], min);
+        assert_eq!(r.energies.iter().position(|&e| e == min), Some(r.best_run));
+        assert!((energy(&pts, 2, &r.best.centroids) - min).abs() < 1e-9 * min.max(1.0));
+        // The runs differ (some end in a local minimum) and the kept one is the global one:
+        // one centre per blob.
+        let max = r.energies.iter().cloned().fold(0.0, f64::max);
+        assert!(max > 2.0 * min, "{:?}", r.energies);
+        for c in [[0.0f32, 0.0], [30.0, 0.0], [0.0, 30.0]] {
+            assert!(r.best.nearest(&c).1 < 1.0);
+        }
+        // Same seed, same result; one run = the first run of more.
+        assert_eq!(
+            r,
+            lloyd_restarts(&pts, 2, 3, 12, 50, 0.0, &mut seeded(1)).unwrap()
+        );
+        let one = lloyd_restarts(&pts, 2, 3, 1, 50, 0.0, &mut seeded(1)).unwrap();
+        assert_eq!(one.energies[0], r.energies[0]);
+        // Random-row starts are k distinct rows.
+        let init = random_rows_init(&pts, 2, 190, &mut seeded(2)).unwrap();
+        let mut rows: Vec<(u32, u32)> = init
+            .chunks_exact(2)
+            .map(|p| (p[0].to_bits(), p[1].to_bits()))
+            .collect();
+        rows.sort_unstable();
+        rows.dedup();
+        assert_eq!(rows.len(), 190);
+        assert!(random_rows_init(&pts, 2, 191, &mut seeded(2)).is_err());
+        assert!(lloyd_restarts(&pts, 2, 3, 0, 50, 0.0, &mut seeded(1)).is_err());
     }
 }
