@@ -21,6 +21,10 @@ use dyad_algorithms::baselines::mcml::McmlConfig;
 use dyad_algorithms::baselines::naive_psd_gd::NaivePsdGdConfig;
 use dyad_algorithms::baselines::pa_v2::PaV2Config;
 use dyad_algorithms::baselines::tensor_power::TensorPowerConfig;
+use dyad_algorithms::funcish::classify::{CategoryClassifier, NestedCvConfig};
+use dyad_algorithms::funcish::similarity::{
+    BowCosineConfig, CoarseCorrelationConfig, FlatSimConfig, GeneSimilarity, GoSimConfig,
+};
 use dyad_algorithms::givens::{
     GivensSpcaConfig, GivensTensorConfig, SparsePca, StreamingGivensSpcaConfig, TensorDecomposer,
 };
@@ -160,6 +164,28 @@ where
     C: PairRanker + Checked + DeserializeOwned + Serialize + 'static,
 {
     family::<C, dyn PairRanker>(v, |c| c.is_iterative(), |c| Box::new(c))
+}
+
+/// The family of [`CategoryClassifier`]s (FuncISH §2.6: one classifier per GO category).
+pub const ISH_CLASSIFIER: &str = "ish-classifier";
+
+/// Build a [`CategoryClassifier`] from spec parameters (as [`ranker`]).
+pub fn ish_classifier<C>(v: toml::Value) -> Result<BuiltSolver, ParamError>
+where
+    C: CategoryClassifier + Checked + DeserializeOwned + Serialize + 'static,
+{
+    family::<C, dyn CategoryClassifier>(v, |c| c.is_iterative(), |c| Box::new(c))
+}
+
+/// The family of [`GeneSimilarity`] measures (FuncISH §2.7–2.9, Fig. 4).
+pub const GENE_SIMILARITY: &str = "gene-similarity";
+
+/// Build a [`GeneSimilarity`] from spec parameters (never iterative).
+pub fn gene_similarity<C>(v: toml::Value) -> Result<BuiltSolver, ParamError>
+where
+    C: GeneSimilarity + Checked + DeserializeOwned + Serialize + 'static,
+{
+    family::<C, dyn GeneSimilarity>(v, |_| false, |c| Box::new(c))
 }
 
 /// Deserialize a configuration; a bad key or value is a [`ParamError`] naming its path.
@@ -835,6 +861,52 @@ pub static SOLVERS: &[SolverEntry] = &[
         version: 1,
         sources: &["harness/src/peers.rs", "harness/src/peers/"],
         build: crate::peers::tensor_peer::<crate::peers::TensorPowerTensorlyParams>,
+    },
+    // ---- FuncISH (Liscovitch, Shalit & Chechik 2013; funcish.md) ----
+    SolverEntry {
+        name: "funcish-lr",
+        label: "FuncISH (L2 LR)",
+        description: "one L2-regularised logistic regression per GO category (LIBLINEAR -s 0 objective, trust-region Newton), C chosen by nested 5 x 5 cross-validation over images; out-of-fold probabilities, held-out AUC, permutation p (spec §2.6)",
+        family: ISH_CLASSIFIER,
+        version: 1,
+        sources: &["algorithms/src/funcish/classify/", "core/src/auc.rs"],
+        build: ish_classifier::<NestedCvConfig>,
+    },
+    SolverEntry {
+        name: "go-sim",
+        label: "FuncISH GO-sim",
+        description: "Schlicker's functional similarity on binarised activations (P >= 0.5) over the nervous-system categories, with simRel from the ontology's information content (spec §2.8)",
+        family: GENE_SIMILARITY,
+        version: 1,
+        sources: &["algorithms/src/funcish/similarity.rs"],
+        build: gene_similarity::<GoSimConfig>,
+    },
+    SolverEntry {
+        name: "flat-sim",
+        label: "FuncISH flat-sim",
+        description: "cosine of the L2-normalised activation vectors over every category (spec §2.7)",
+        family: GENE_SIMILARITY,
+        version: 1,
+        sources: &["algorithms/src/funcish/similarity.rs"],
+        build: gene_similarity::<FlatSimConfig>,
+    },
+    SolverEntry {
+        name: "bow-cosine",
+        label: "SIFT BoW cosine",
+        description: "cosine of the raw bag-of-visual-words counts (spec §2.9 baseline 1)",
+        family: GENE_SIMILARITY,
+        version: 1,
+        sources: &["algorithms/src/funcish/similarity.rs"],
+        build: gene_similarity::<BowCosineConfig>,
+    },
+    SolverEntry {
+        name: "coarse-correlation",
+        label: "NeuroBlast stand-in",
+        description: "Pearson correlation of the images averaged on a coarse co-registered grid: a location-dependent global correlation standing in for ABA's NeuroBlast (spec §2.9 baseline 2, §8 item 4)",
+        family: GENE_SIMILARITY,
+        version: 1,
+        sources: &["algorithms/src/funcish/similarity.rs"],
+        build: gene_similarity::<CoarseCorrelationConfig>,
     },
     SolverEntry {
         name: "centroid",

@@ -10,6 +10,7 @@
 //! A task may build on another (`base`): the human evaluation is the ranking task plus a rater
 //! panel, and a spec selecting it carries both tables.
 
+pub mod funcish;
 pub mod human;
 pub mod label_ranking;
 pub mod pair_ranking;
@@ -203,6 +204,8 @@ pub static TASKS: &[&dyn Task] = &[
     &sparse_pca::SparsePcaTask,
     &tensor_decomposition::TensorDecompositionTask,
     &pair_ranking::PairRankingTask,
+    &funcish::GeneFunctionTask,
+    &funcish::GeneRetrievalTask,
 ];
 
 /// The task selecting table `table`.

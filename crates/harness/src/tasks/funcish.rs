@@ -1,0 +1,809 @@
+//! FuncISH's two tasks (funcish.md §2, §4): gene function from ISH images.
+//!
+//! * `gene-function`, table `[protocol.gene_function]`: the visual phase (dense multi-scale
+//!   SIFT, per-level k-means dictionaries, bags of words) then a classifier of the
+//!   `ish-classifier` family (the paper: L2-regularised logistic regression per GO category
+//!   with nested 5 × 5 cross-validation) and the statistics of §3.1: per-category held-out
+//!   AUC, permutation significance, nervous-system vs other categories (Wilcoxon rank-sum),
+//!   AUC against category size, per-fold means (Fig. S3 error bars), and the classifier
+//!   weights per scale (Fig. 5E).
+//! * `gene-retrieval`, table `[protocol.gene_retrieval]`: the functional representation
+//!   (out-of-fold probabilities of the classifier the table names) and a similarity of the
+//!   `gene-similarity` family (GO-sim, flat-sim, BoW cosine, the NeuroBlast stand-in); for
+//!   every gene with a related gene in a relation set, the top `k_max` most similar genes
+//!   and the mean precision at every `K ≤ k_max` (Fig. 4).
+//!
+//! Both read the data set's visual features through [`dyad_datasets::provider::Data::derived`]:
+//! the features of one data set and visual configuration are extracted once per run and
+//! shared by every cell on them, and the retrieval cells of one repeat share one functional
+//! representation. The dictionaries are unsupervised and fitted on every image, test folds
+//! included, as the paper describes (§2.3); their seed is the protocol's `feature_seed`, so
+//! every repeat of a cell shares them and repeats differ in their cross-validation splits.
+//!
+//! # Records
+//!
+//! Set `test` (held-out statistics), step 0:
+//! `mean_auc`, `neural_mean_auc`, `other_mean_auc`, `significant_fraction` (permutation
+//! `p < 0.05`) overall / `neural_` / `other_`, `neural_vs_other_log10_p` (two-sided Wilcoxon
+//! rank-sum of the neural categories' AUCs against the others'), `neural_vs_other_auc` (the
+//! rank-sum's AUC: the probability that a neural category beats another), `categories`,
+//! `neural_categories`, `images`, `discarded_images`, `dimension`; `auc_size_r` and
+//! `auc_size_log10_p` (Pearson of AUC against log10 category size, Fig. S5); per category
+//! `category_auc` and `category_size` (coordinate `category`); `auc_by_size` (mean AUC of the
+//! categories in each log-spaced size bin, coordinate `category_size` = the bin's geometric
+//! centre); `fold_mean_auc` (coordinate `fold`); `scale_weight` and `zero_weight` (mean
+//! absolute weight of the words, and of the zero-descriptor count, of each scale; coordinate
+//! `scale` = the downsampling factor; Fig. 5E) and `zero_features_in_top` (how many of the
+//! `levels` zero-count features are among the `levels` features of largest mean absolute
+//! weight: the paper's "the four most important features are the zero counts").
+//! Sets `neural` and `other`: `auc_density`, the fraction of the group's categories in each
+//! AUC bin (coordinate `auc` = bin centre; Fig. 3's two distributions).
+//!
+//! `gene-retrieval`: sets `cell-type`, `pathway`, `ppi`; `precision` with `k = K` for
+//! `K = 1..=k_max`, and `queries` (genes with a related gene).
+
+use super::{CellOutput, CellProtocol, CellRun, Headline, Metric, Task, TaskInput};
+use crate::cache::{Coord, Record};
+use crate::plan::{DatasetInstance, SolverInstance};
+use crate::registry::{GENE_SIMILARITY, ISH_CLASSIFIER};
+use crate::spec::SpecError;
+use dyad_algorithms::funcish::classify::{
+    CategoryClassifier, CategoryData, NestedCvConfig, NestedCvResult, nested_cv,
+};
+use dyad_algorithms::funcish::similarity::{
+    GeneSimilarity, SimilarityInput, gene_row, precision_curve, top_k,
+};
+use dyad_core::{Checkpoint, Control, Observer, Schedule, derive_seed, seeded};
+use dyad_datasets::ish::{IshSet, coarse_grid};
+use dyad_datasets::pipelines::bow::{
+    Dictionaries, DictionaryConfig, DictionarySampler, PyramidConfig,
+};
+use dyad_datasets::pipelines::dsift::{DsiftConfig, multiscale_dsift};
+use dyad_datasets::provider::{Data, kinds};
+use ndarray::Array2;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::time::Instant;
+
+// ---------------------------------------------------------------------------------------
+// The visual phase, shared
+// ---------------------------------------------------------------------------------------
+
+/// The visual phase's settings (funcish.md §2.2–2.4, §2.12).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VisualConfig {
+    #[serde(default)]
+    pub dsift: DsiftConfig,
+    #[serde(default)]
+    pub dictionary: DictionaryConfig,
+    /// The spatial-pyramid variant (Fig. S7); absent: the flat bag of words.
+    #[serde(default)]
+    pub pyramid: Option<PyramidConfig>,
+    /// The NeuroBlast stand-in's coarse grid (rows, columns): 16 × 32 (§8 item 4).
+    #[serde(default = "grid")]
+    pub grid: [usize; 2],
+    /// Seed of the dictionaries (shared by every repeat).
+    #[serde(default)]
+    pub feature_seed: u64,
+}
+
+fn grid() -> [usize; 2] {
+    [16, 32]
+}
+
+impl VisualConfig {
+    fn validate(&self) -> Result<(), String> {
+        self.dsift.validate().map_err(|e| e.to_string())?;
+        self.dictionary.validate().map_err(|e| e.to_string())?;
+        if let Some(p) = &self.pyramid {
+            p.validate().map_err(|e| e.to_string())?;
+        }
+        if self.grid.contains(&0) {
+            return Err("`grid` needs positive rows and columns".into());
+        }
+        Ok(())
+    }
+
+    fn key(&self) -> String {
+        format!(
+            "funcish-features/v1|{}",
+            serde_json::to_string(self).expect("serializable")
+        )
+    }
+}
+
+/// The visual features of every image.
+pub struct Features {
+    /// `images × D` bag-of-words counts.
+    pub bow: Array2<f64>,
+    /// `images × cells` coarse expression grid.
+    pub coarse: Array2<f64>,
+    pub dictionaries: Dictionaries,
+    pub seconds: f64,
+}
+
+fn ish(data: &Data, dataset: &str) -> Result<&IshSet, String> {
+    data.get::<IshSet>().ok_or_else(|| {
+        format!(
+            "data set `{dataset}` is not a set of ISH images ({})",
+            data.kind()
+        )
+    })
+}
+
+/// Images per batch when describing them in parallel (bounded memory: a batch's descriptors).
+const BATCH: usize = 32;
+
+fn extract(set: &IshSet, cfg: &VisualConfig) -> Result<Features, String> {
+    let t0 = Instant::now();
+    let n = set.n_images();
+    let describe = |i: usize| multiscale_dsift(set.image(i).view(), &cfg.dsift);
+    // Pass 1: the dictionaries' samples, offered in image order (deterministic).
+    let mut sampler = DictionarySampler::new(&cfg.dsift, &cfg.dictionary, cfg.feature_seed)
+        .map_err(|e| e.to_string())?;
+    for start in (0..n).step_by(BATCH) {
+        let batch: Vec<_> = (start..(start + BATCH).min(n))
+            .into_par_iter()
+            .map(describe)
+            .collect::<Result<_, _>>()
+            .map_err(|e| e.to_string())?;
+        for levels in &batch {
+            sampler.add(levels).map_err(|e| e.to_string())?;
+        }
+    }
+    let dictionaries = sampler.fit().map_err(|e| e.to_string())?;
+    // Pass 2: the bags and the coarse grids.
+    let [gr, gc] = cfg.grid;
+    let rows: Vec<(Vec<f64>, Vec<f64>)> = (0..n)
+        .into_par_iter()
+        .map(|i| {
+            let img = set.image(i);
+            let levels = multiscale_dsift(img.view(), &cfg.dsift).map_err(|e| e.to_string())?;
+            let bag = match &cfg.pyramid {
+                None => dictionaries.bag(&levels),
+                Some(p) => dictionaries.pyramid_bag(&levels, p),
+            }
+            .map_err(|e| e.to_string())?;
+            Ok((bag, coarse_grid(&img, gr, gc)))
+        })
+        .collect::<Result<_, String>>()?;
+    let d = rows.first().map_or(0, |r| r.0.len());
+    let mut bow = Array2::zeros((n, d));
+    let mut coarse = Array2::zeros((n, gr * gc));
+    for (i, (b, c)) in rows.into_iter().enumerate() {
+        bow.row_mut(i).assign(&ndarray::ArrayView1::from(&b));
+        coarse.row_mut(i).assign(&ndarray::ArrayView1::from(&c));
+    }
+    Ok(Features {
+        bow,
+        coarse,
+        dictionaries,
+        seconds: t0.elapsed().as_secs_f64(),
+    })
+}
+
+/// The features of `cfg` on this data, extracted once per loaded data set.
+pub fn features(data: &Data, dataset: &str, cfg: &VisualConfig) -> Result<Arc<Features>, String> {
+    let set = ish(data, dataset)?;
+    data.derived(&cfg.key(), || extract(set, cfg))
+}
+
+fn positives(set: &IshSet) -> Vec<Vec<usize>> {
+    set.positive_images()
+        .into_iter()
+        .map(|v| v.into_iter().map(|i| i as usize).collect())
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------
+// gene-function
+// ---------------------------------------------------------------------------------------
+
+/// The classification task.
+pub struct GeneFunctionTask;
+
+const TEST: &str = "test";
+const NEURAL: &str = "neural";
+const OTHER: &str = "other";
+
+macro_rules! metric {
+    ($name:expr, $label:expr, $higher:expr, $pct:expr, $desc:expr) => {
+        Metric {
+            name: $name,
+            label: $label,
+            unit: "",
+            higher_is_better: $higher,
+            percent: $pct,
+            description: $desc,
+        }
+    };
+}
+
+static FUNCTION_METRICS: &[Metric] = &[
+    metric!("mean_auc", "mean AUC", true, false, "held-out AUC averaged over the outer folds, then over the categories"),
+    metric!("neural_mean_auc", "mean AUC (neural)", true, false, "mean_auc over the nervous-system categories"),
+    metric!("other_mean_auc", "mean AUC (other)", true, false, "mean_auc over the other categories"),
+    metric!("significant_fraction", "significant", true, true, "fraction of the categories whose AUC is significant (permutation p < 0.05)"),
+    metric!("neural_significant_fraction", "significant (neural)", true, true, "significant_fraction over the nervous-system categories"),
+    metric!("other_significant_fraction", "significant (other)", true, true, "significant_fraction over the other categories"),
+    metric!("neural_vs_other_log10_p", "log10 p (neural vs other)", false, false, "log10 of the two-sided Wilcoxon rank-sum p of the neural categories' AUCs against the others'"),
+    metric!("neural_vs_other_auc", "P(neural > other)", true, false, "the rank-sum's AUC: probability that a neural category's AUC exceeds another's"),
+    metric!("categories", "categories", true, false, "categories with a held-out AUC"),
+    metric!("neural_categories", "neural categories", true, false, "nervous-system categories with a held-out AUC"),
+    metric!("images", "images", true, false, "images used (after the no-expression filter)"),
+    metric!("discarded_images", "discarded", false, false, "images dropped for showing no expression"),
+    metric!("dimension", "D", true, false, "dimension of the bag-of-words vectors"),
+    metric!("auc_size_r", "r(AUC, log size)", true, false, "Pearson correlation of the category AUCs with log10 category size (Fig. S5)"),
+    metric!("auc_size_log10_p", "log10 p (size)", false, false, "log10 of the two-sided p of auc_size_r"),
+    metric!("category_auc", "AUC", true, false, "a category's mean held-out AUC (coordinate category)"),
+    metric!("category_size", "genes", true, false, "a category's positive images (coordinate category)"),
+    metric!("auc_by_size", "mean AUC", true, false, "mean AUC of the categories in a log-spaced size bin (coordinate category_size)"),
+    metric!("fold_mean_auc", "mean AUC (fold)", true, false, "mean held-out AUC over the categories of one outer fold (coordinate fold)"),
+    metric!("scale_weight", "mean |w| (words)", true, false, "mean absolute classifier weight of a scale's visual words (coordinate scale = downsampling factor; Fig. 5E)"),
+    metric!("zero_weight", "mean |w| (zero count)", true, false, "mean absolute classifier weight of a scale's zero-descriptor count (coordinate scale)"),
+    metric!("zero_features_in_top", "zero counts in top", true, false, "how many of the zero-descriptor counts are among the same number of features of largest mean absolute weight"),
+    metric!("auc_density", "fraction of categories", true, true, "fraction of the group's categories whose AUC falls in the bin (coordinate auc = bin centre; Fig. 3)"),
+    metric!("feature_seconds", "feature s", false, false, "seconds of the visual phase (shared by the cells of a data set)"),
+];
+
+static FUNCTION_HEADLINE: &[Headline] = &[
+    Headline {
+        metric: "mean_auc",
+        k: None,
+    },
+    Headline {
+        metric: "neural_mean_auc",
+        k: None,
+    },
+    Headline {
+        metric: "significant_fraction",
+        k: None,
+    },
+];
+
+/// `[protocol.gene_function]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FunctionProtocol {
+    #[serde(default)]
+    features: Option<VisualConfig>,
+    /// Bins of the AUC histograms over `[0, 1]` (Fig. 3; 20).
+    #[serde(default = "bins")]
+    auc_bins: usize,
+    /// Log-spaced category-size bins (Fig. S5; 8).
+    #[serde(default = "size_bins")]
+    size_bins: usize,
+    /// Significance level of the permutation test (0.05).
+    #[serde(default = "alpha")]
+    alpha: f64,
+}
+
+fn bins() -> usize {
+    20
+}
+fn size_bins() -> usize {
+    8
+}
+fn alpha() -> f64 {
+    0.05
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+struct FunctionCell {
+    features: VisualConfig,
+    auc_bins: usize,
+    size_bins: usize,
+    alpha: f64,
+}
+
+impl Task for GeneFunctionTask {
+    fn table(&self) -> &'static str {
+        "gene_function"
+    }
+    fn name(&self) -> &'static str {
+        "gene-function"
+    }
+    fn version(&self) -> u32 {
+        1
+    }
+    fn description(&self) -> &'static str {
+        "FuncISH: GO categories predicted from bags of visual words of ISH images; held-out AUC per category, significance, neural vs other"
+    }
+    fn family(&self) -> &'static str {
+        ISH_CLASSIFIER
+    }
+    fn data_kinds(&self) -> &'static [&'static str] {
+        &[kinds::ISH]
+    }
+    fn metrics(&self) -> &'static [Metric] {
+        FUNCTION_METRICS
+    }
+    fn headline(&self) -> &'static [Headline] {
+        FUNCTION_HEADLINE
+    }
+    fn coordinates(&self) -> &'static [&'static str] {
+        &["category", "category_size", "fold", "scale", "auc"]
+    }
+    fn sources(&self) -> &'static [&'static str] {
+        &[
+            "harness/src/tasks/funcish.rs",
+            "datasets/src/pipelines/dsift.rs",
+            "datasets/src/pipelines/bow.rs",
+            "datasets/src/pipelines/kmeans.rs",
+            "core/src/auc.rs",
+        ]
+    }
+    fn plan(&self, input: &TaskInput<'_>) -> Result<Box<dyn CellProtocol>, SpecError> {
+        let p: FunctionProtocol = input.table("gene_function")?;
+        let features = p.features.unwrap_or_else(default_visual);
+        features
+            .validate()
+            .map_err(|e| input.error(&["gene_function", "features"], e))?;
+        if p.auc_bins < 2 || p.size_bins < 1 {
+            return Err(input.error(
+                &["gene_function"],
+                "`auc_bins` must be at least 2 and `size_bins` at least 1".into(),
+            ));
+        }
+        if !(p.alpha > 0.0 && p.alpha < 1.0) {
+            return Err(input.error(&["gene_function", "alpha"], "must be in (0, 1)".into()));
+        }
+        input.refuse_tune("gene-function selects its regulariser by nested cross-validation inside each cell: sweep other parameters with `grid`")?;
+        Ok(Box::new(FunctionCell {
+            features,
+            auc_bins: p.auc_bins,
+            size_bins: p.size_bins,
+            alpha: p.alpha,
+        }))
+    }
+}
+
+fn default_visual() -> VisualConfig {
+    serde_json::from_value(serde_json::json!({})).expect("defaults")
+}
+
+/// Keeps the classifier's one report.
+struct Keep(Option<NestedCvResult>);
+
+impl Observer<NestedCvResult> for Keep {
+    fn checkpoint(&mut self, _: Checkpoint, m: &NestedCvResult) -> Control {
+        self.0 = Some(m.clone());
+        Control::Continue
+    }
+}
+
+fn mean(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        f64::NAN
+    } else {
+        v.iter().sum::<f64>() / v.len() as f64
+    }
+}
+
+impl CellProtocol for FunctionCell {
+    fn canonical(&self, _: &SolverInstance) -> serde_json::Value {
+        serde_json::to_value(self).expect("serializable")
+    }
+
+    fn check_data(&self, d: &DatasetInstance) -> Result<(), String> {
+        if d.resolved.kind != kinds::ISH {
+            return Err(format!("gene-function needs {}", kinds::ISH));
+        }
+        Ok(())
+    }
+
+    fn sets(&self) -> Vec<String> {
+        vec![TEST.into(), NEURAL.into(), OTHER.into()]
+    }
+
+    fn steps(&self, _: &SolverInstance) -> u64 {
+        0
+    }
+
+    fn run(&self, cell: &CellRun<'_>) -> Result<CellOutput, String> {
+        let set = ish(cell.data, cell.dataset)?;
+        let classifier = cell
+            .candidates
+            .first()
+            .and_then(|b| b.family::<dyn CategoryClassifier>())
+            .ok_or_else(|| format!("solver `{}` is not an ISH classifier", cell.solver.name))?;
+        let feats = features(cell.data, cell.dataset, &self.features)?;
+        let pos = positives(set);
+        let genes: Vec<u64> = set.image_gene.iter().map(|&g| g as u64).collect();
+        let input = CategoryData {
+            features: feats.bow.view(),
+            positives: &pos,
+            genes: Some(&genes),
+        };
+        let t0 = Instant::now();
+        let mut keep = Keep(None);
+        let seed = derive_seed(cell.seed, &format!("funcish/cv/{}", cell.repeat));
+        classifier
+            .fit(&input, &Schedule::new(vec![0]), &mut seeded(seed), &mut keep)
+            .map_err(|e| e.to_string())?;
+        let train_seconds = t0.elapsed().as_secs_f64();
+        let r = keep.0.ok_or("the classifier reported nothing")?;
+        let mut out = CellOutput {
+            train_seconds,
+            ..Default::default()
+        };
+        self.records(set, &feats, &r, train_seconds, &mut out.records);
+        Ok(out)
+    }
+}
+
+impl FunctionCell {
+    fn records(
+        &self,
+        set: &IshSet,
+        feats: &Features,
+        r: &NestedCvResult,
+        seconds: f64,
+        out: &mut Vec<Record>,
+    ) {
+        let rec = |set_name: &str, metric: &str, coord: Option<(&str, f64)>, value: f64| Record {
+            set: set_name.to_string(),
+            metric: metric.to_string(),
+            step: 0,
+            seconds,
+            k: None,
+            coord: coord.map(|(n, v)| Coord {
+                name: n.to_string(),
+                value: v,
+            }),
+            value,
+        };
+        // Per category.
+        let mut neural_auc = Vec::new();
+        let mut other_auc = Vec::new();
+        let (mut sig, mut sig_n, mut sig_o) = (0usize, 0usize, 0usize);
+        let mut sizes = Vec::new();
+        let mut aucs = Vec::new();
+        for (c, res) in r.categories.iter().enumerate() {
+            let Some(a) = res.mean_auc else { continue };
+            let neural = set.categories[c].neural;
+            let significant = res.p_value.is_some_and(|p| p < self.alpha);
+            sig += significant as usize;
+            if neural {
+                neural_auc.push(a);
+                sig_n += significant as usize;
+            } else {
+                other_auc.push(a);
+                sig_o += significant as usize;
+            }
+            aucs.push(a);
+            sizes.push(res.n_positive as f64);
+            out.push(rec(TEST, "category_auc", Some(("category", c as f64)), a));
+            out.push(rec(
+                TEST,
+                "category_size",
+                Some(("category", c as f64)),
+                res.n_positive as f64,
+            ));
+        }
+        let all: Vec<f64> = aucs.clone();
+        let frac = |k: usize, n: usize| if n == 0 { f64::NAN } else { k as f64 / n as f64 };
+        for (m, v) in [
+            ("mean_auc", mean(&all)),
+            ("neural_mean_auc", mean(&neural_auc)),
+            ("other_mean_auc", mean(&other_auc)),
+            ("significant_fraction", frac(sig, all.len())),
+            ("neural_significant_fraction", frac(sig_n, neural_auc.len())),
+            ("other_significant_fraction", frac(sig_o, other_auc.len())),
+            ("categories", all.len() as f64),
+            ("neural_categories", neural_auc.len() as f64),
+            ("images", set.n_images() as f64),
+            ("discarded_images", set.discarded_no_expression as f64),
+            ("dimension", feats.bow.ncols() as f64),
+            ("feature_seconds", feats.seconds),
+        ] {
+            out.push(rec(TEST, m, None, v));
+        }
+        if let Some(t) = dyad_core::auc::mann_whitney(&neural_auc, &other_auc) {
+            out.push(rec(TEST, "neural_vs_other_log10_p", None, t.log10_p));
+            out.push(rec(TEST, "neural_vs_other_auc", None, t.auc));
+        }
+        let log_sizes: Vec<f64> = sizes.iter().map(|s| s.log10()).collect();
+        if let Some(c) = dyad_core::auc::pearson(&aucs, &log_sizes) {
+            out.push(rec(TEST, "auc_size_r", None, c.r));
+            out.push(rec(TEST, "auc_size_log10_p", None, c.log10_p));
+        }
+        // Fig. S5: mean AUC per log-spaced size bin.
+        if let (Some(lo), Some(hi)) = (
+            log_sizes.iter().copied().reduce(f64::min),
+            log_sizes.iter().copied().reduce(f64::max),
+        ) {
+            let nb = self.size_bins;
+            let width = ((hi - lo) / nb as f64).max(1e-9);
+            let mut bins = vec![Vec::new(); nb];
+            for (&ls, &a) in log_sizes.iter().zip(&aucs) {
+                bins[(((ls - lo) / width) as usize).min(nb - 1)].push(a);
+            }
+            for (b, v) in bins.iter().enumerate() {
+                if !v.is_empty() {
+                    let centre = 10f64.powf(lo + (b as f64 + 0.5) * width);
+                    out.push(rec(TEST, "auc_by_size", Some(("category_size", centre)), mean(v)));
+                }
+            }
+        }
+        // Fig. 3: AUC distributions of the two groups.
+        for (group, v) in [(NEURAL, &neural_auc), (OTHER, &other_auc)] {
+            if v.is_empty() {
+                continue;
+            }
+            let nb = self.auc_bins;
+            let mut counts = vec![0usize; nb];
+            for &a in v.iter() {
+                counts[((a * nb as f64) as usize).min(nb - 1)] += 1;
+            }
+            for (b, &k) in counts.iter().enumerate() {
+                let centre = (b as f64 + 0.5) / nb as f64;
+                out.push(rec(
+                    group,
+                    "auc_density",
+                    Some(("auc", centre)),
+                    k as f64 / v.len() as f64,
+                ));
+            }
+        }
+        // Fig. S3: per-fold means.
+        for (o, m) in r.fold_mean_auc.iter().enumerate() {
+            if let Some(m) = m {
+                out.push(rec(TEST, "fold_mean_auc", Some(("fold", o as f64)), *m));
+            }
+        }
+        // Fig. 5E: weights per scale (flat bags only: the pyramid's layout differs).
+        if self.features.pyramid.is_none() {
+            let levels = feats.dictionaries.num_levels();
+            let k = feats.dictionaries.k();
+            let w = &r.weights;
+            if w.ncols() == levels * k + levels && w.nrows() > 0 {
+                let mean_abs: Vec<f64> = (0..w.ncols())
+                    .map(|j| w.column(j).iter().map(|x| x.abs()).sum::<f64>() / w.nrows() as f64)
+                    .collect();
+                for l in 0..levels {
+                    let scale = (1usize << l) as f64;
+                    let words = mean(&mean_abs[l * k..(l + 1) * k]);
+                    out.push(rec(TEST, "scale_weight", Some(("scale", scale)), words));
+                    out.push(rec(
+                        TEST,
+                        "zero_weight",
+                        Some(("scale", scale)),
+                        mean_abs[levels * k + l],
+                    ));
+                }
+                let mut order: Vec<usize> = (0..mean_abs.len()).collect();
+                order.sort_by(|&a, &b| mean_abs[b].total_cmp(&mean_abs[a]));
+                let top = order[..levels]
+                    .iter()
+                    .filter(|&&j| j >= levels * k)
+                    .count();
+                out.push(rec(TEST, "zero_features_in_top", None, top as f64));
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// gene-retrieval
+// ---------------------------------------------------------------------------------------
+
+/// The retrieval task (Fig. 4).
+pub struct GeneRetrievalTask;
+
+static RETRIEVAL_METRICS: &[Metric] = &[
+    metric!("precision", "precision", true, false, "mean fraction of related genes among the K most similar genes (k = K), over the genes with a related gene"),
+    metric!("queries", "queries", true, false, "genes with at least one related gene (the queries averaged over)"),
+];
+
+static RETRIEVAL_HEADLINE: &[Headline] = &[
+    Headline {
+        metric: "precision",
+        k: Some(10),
+    },
+    Headline {
+        metric: "precision",
+        k: Some(100),
+    },
+];
+
+/// `[protocol.gene_retrieval]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RetrievalProtocol {
+    #[serde(default)]
+    features: Option<VisualConfig>,
+    /// The classifier whose out-of-fold probabilities are the functional representation.
+    #[serde(default)]
+    classifier: Option<NestedCvConfig>,
+    /// Length of the ranked lists (100, §2.10).
+    #[serde(default = "k_max")]
+    k_max: usize,
+}
+
+fn k_max() -> usize {
+    100
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+struct RetrievalCell {
+    features: VisualConfig,
+    classifier: NestedCvConfig,
+    k_max: usize,
+}
+
+const RELATIONS: [&str; 3] = ["cell-type", "pathway", "ppi"];
+
+impl Task for GeneRetrievalTask {
+    fn table(&self) -> &'static str {
+        "gene_retrieval"
+    }
+    fn name(&self) -> &'static str {
+        "gene-retrieval"
+    }
+    fn version(&self) -> u32 {
+        1
+    }
+    fn description(&self) -> &'static str {
+        "FuncISH Fig. 4: precision at top K of gene similarities against known gene relations (cell-type markers, pathways, PPIs)"
+    }
+    fn family(&self) -> &'static str {
+        GENE_SIMILARITY
+    }
+    fn data_kinds(&self) -> &'static [&'static str] {
+        &[kinds::ISH]
+    }
+    fn metrics(&self) -> &'static [Metric] {
+        RETRIEVAL_METRICS
+    }
+    fn headline(&self) -> &'static [Headline] {
+        RETRIEVAL_HEADLINE
+    }
+    fn sources(&self) -> &'static [&'static str] {
+        &[
+            "harness/src/tasks/funcish.rs",
+            "algorithms/src/funcish/",
+            "datasets/src/pipelines/dsift.rs",
+            "datasets/src/pipelines/bow.rs",
+        ]
+    }
+    fn plan(&self, input: &TaskInput<'_>) -> Result<Box<dyn CellProtocol>, SpecError> {
+        let p: RetrievalProtocol = input.table("gene_retrieval")?;
+        let features = p.features.unwrap_or_else(default_visual);
+        features
+            .validate()
+            .map_err(|e| input.error(&["gene_retrieval", "features"], e))?;
+        let classifier = p.classifier.unwrap_or_default();
+        classifier
+            .validate()
+            .map_err(|e| input.error(&["gene_retrieval", "classifier"], e.to_string()))?;
+        if p.k_max == 0 {
+            return Err(input.error(&["gene_retrieval", "k_max"], "must be at least 1".into()));
+        }
+        input.refuse_tune("gene-retrieval has no hold-out to tune on")?;
+        Ok(Box::new(RetrievalCell {
+            features,
+            classifier,
+            k_max: p.k_max,
+        }))
+    }
+}
+
+impl CellProtocol for RetrievalCell {
+    fn canonical(&self, _: &SolverInstance) -> serde_json::Value {
+        serde_json::to_value(self).expect("serializable")
+    }
+
+    fn check_data(&self, d: &DatasetInstance) -> Result<(), String> {
+        if d.resolved.kind != kinds::ISH {
+            return Err(format!("gene-retrieval needs {}", kinds::ISH));
+        }
+        Ok(())
+    }
+
+    fn sets(&self) -> Vec<String> {
+        RELATIONS.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn steps(&self, _: &SolverInstance) -> u64 {
+        0
+    }
+
+    fn run(&self, cell: &CellRun<'_>) -> Result<CellOutput, String> {
+        let set = ish(cell.data, cell.dataset)?;
+        let similarity = cell
+            .candidates
+            .first()
+            .and_then(|b| b.family::<dyn GeneSimilarity>())
+            .ok_or_else(|| format!("solver `{}` is not a gene similarity", cell.solver.name))?;
+        let feats = features(cell.data, cell.dataset, &self.features)?;
+        // The functional representation of this repeat, shared by the similarities.
+        let seed = derive_seed(cell.seed, &format!("funcish/cv/{}", cell.repeat));
+        let key = format!(
+            "{}|funcish-functional/v1|{}|{seed}",
+            self.features.key(),
+            serde_json::to_string(&self.classifier).expect("serializable")
+        );
+        let functional = cell.data.derived(&key, || {
+            let pos = positives(set);
+            let genes: Vec<u64> = set.image_gene.iter().map(|&g| g as u64).collect();
+            nested_cv(
+                &CategoryData {
+                    features: feats.bow.view(),
+                    positives: &pos,
+                    genes: Some(&genes),
+                },
+                &self.classifier,
+                seed,
+            )
+            .map_err(|e| e.to_string())
+        })?;
+        let terms: Vec<u32> = set.categories.iter().map(|c| c.term).collect();
+        let neural: Vec<bool> = set.categories.iter().map(|c| c.neural).collect();
+        let input = SimilarityInput {
+            probabilities: functional.probabilities.view(),
+            bow: feats.bow.view(),
+            coarse: feats.coarse.view(),
+            category_terms: &terms,
+            ancestors: &set.ancestors,
+            ic: &set.ic,
+            neural: &neural,
+        };
+        let t0 = Instant::now();
+        let rows = similarity.prepare(&input).map_err(|e| e.to_string())?;
+        let n_genes = set.genes.len();
+        let mut images_of: Vec<Vec<usize>> = vec![Vec::new(); n_genes];
+        for (i, &g) in set.image_gene.iter().enumerate() {
+            images_of[g as usize].push(i);
+        }
+        // Ranked lists of the genes that are queries of some relation set.
+        let is_query: Vec<bool> = (0..n_genes)
+            .map(|g| {
+                !set.relations.cell_type[g].is_empty()
+                    || !set.relations.pathway[g].is_empty()
+                    || !set.relations.ppi[g].is_empty()
+            })
+            .collect();
+        let k = self.k_max;
+        let lists: Vec<Vec<u32>> = (0..n_genes)
+            .into_par_iter()
+            .map_init(Vec::new, |scratch, g| {
+                if !is_query[g] || images_of[g].is_empty() {
+                    return Vec::new();
+                }
+                let row = gene_row(&*rows, &images_of[g], &set.image_gene, n_genes, g, scratch);
+                top_k(&row, g, k)
+            })
+            .collect();
+        let seconds = t0.elapsed().as_secs_f64();
+        let mut out = CellOutput {
+            train_seconds: seconds,
+            ..Default::default()
+        };
+        for (name, related) in RELATIONS.iter().zip([
+            &set.relations.cell_type,
+            &set.relations.pathway,
+            &set.relations.ppi,
+        ]) {
+            let (curve, used) = precision_curve(&lists, related, k);
+            let rec = |metric: &str, kk: Option<u32>, value: f64| Record {
+                set: name.to_string(),
+                metric: metric.to_string(),
+                step: 0,
+                seconds,
+                k: kk,
+                coord: None,
+                value,
+            };
+            out.records.push(rec("queries", None, used as f64));
+            if used > 0 {
+                for (i, v) in curve.iter().enumerate() {
+                    out.records.push(rec("precision", Some(i as u32 + 1), *v));
+                }
+            }
+        }
+        Ok(out)
+    }
+}
