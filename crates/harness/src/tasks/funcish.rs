@@ -336,7 +336,7 @@ impl Task for GeneFunctionTask {
         ]
     }
     fn plan(&self, input: &TaskInput<'_>) -> Result<Box<dyn CellProtocol>, SpecError> {
-        let p: FunctionProtocol = input.table("gene_function")?;
+        let p: FunctionProtocol = profiled(input, "gene_function")?;
         let features = p.features.unwrap_or_else(default_visual);
         features
             .validate()
@@ -358,6 +358,17 @@ impl Task for GeneFunctionTask {
             alpha: p.alpha,
         }))
     }
+}
+
+/// A task table whose values may be per profile anywhere inside (`{ quick = …, paper = … }`,
+/// as in solver and data-set parameters), resolved for the plan's profile.
+fn profiled<T: serde::de::DeserializeOwned>(
+    input: &TaskInput<'_>,
+    table: &str,
+) -> Result<T, SpecError> {
+    let raw: toml::Value = input.table(table)?;
+    let v = crate::profile::resolve_value(&raw, input.profile);
+    T::deserialize(v).map_err(|e| input.error(&[table], format!("key `protocol.{table}`: {}", e.to_string().trim())))
 }
 
 fn default_visual() -> VisualConfig {
@@ -670,7 +681,7 @@ impl Task for GeneRetrievalTask {
         ]
     }
     fn plan(&self, input: &TaskInput<'_>) -> Result<Box<dyn CellProtocol>, SpecError> {
-        let p: RetrievalProtocol = input.table("gene_retrieval")?;
+        let p: RetrievalProtocol = profiled(input, "gene_retrieval")?;
         let features = p.features.unwrap_or_else(default_visual);
         features
             .validate()
