@@ -526,8 +526,9 @@ pub fn multiscale_dsift(
         .collect())
 }
 
-/// Dense SIFT of an already downsampled level image (the fast implementation).
-pub fn level_descriptors(
+/// Dense SIFT of an already downsampled level image (the fast implementation; the caller
+/// has validated `cfg` and the pixels).
+fn level_descriptors(
     img: ArrayView2<f32>,
     cfg: &DsiftConfig,
     level: usize,
