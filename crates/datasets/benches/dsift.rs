@@ -1,5 +1,6 @@
 //! Dense multi-scale SIFT (FuncISH §2.2) on a 512 x 1024 stand-in-like image (an elliptical
-//! textured "brain" on a black background), 4 levels, bin 9, step 13; both windows. Plus the
+//! textured "brain" on a black background), 4 levels, bin 9, step 13; both windows; the
+//! flat window also at 128 x 256 and 2048 x 4096. Plus the
 //! bag of words of that image against 4 dictionaries of 500 words (the assignment cost).
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -44,6 +45,14 @@ fn bench(c: &mut Criterion) {
         let n: usize = levels.iter().map(|l| l.grid_len()).sum();
         eprintln!("512x1024, {window:?}: {n} keypoints over 4 levels");
         g.bench_function(format!("multiscale_512x1024_{}", window.as_str()), |b| {
+            b.iter(|| black_box(multiscale_dsift(img.view(), &cfg).unwrap()))
+        });
+    }
+    // The quick profile's smallest and the paper profile's stand-in sizes (flat window).
+    for (h, w) in [(128, 256), (2048, 4096)] {
+        let img = brain(h, w);
+        let cfg = DsiftConfig::default();
+        g.bench_function(format!("multiscale_{h}x{w}_flat"), |b| {
             b.iter(|| black_box(multiscale_dsift(img.view(), &cfg).unwrap()))
         });
     }

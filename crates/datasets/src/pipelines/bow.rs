@@ -949,4 +949,50 @@ mod tests {
         regions_of(&lv, g, &[1, 2, 4], &mut out);
         assert_eq!(out, vec![0, 2, 8]);
     }
+    #[test]
+    fn bags_separate_texture_families() {
+        // Two families of stripes (vertical vs horizontal, random period and phase) on a
+        // black background: bags of the same family are more alike than across families.
+        let c = DsiftConfig {
+            levels: 2,
+            ..dsift_cfg(2)
+        };
+        let mut rng = seeded(8);
+        let mut make = |vertical: bool| {
+            let (period, phase) = (rng.random_range(5.0..9.0f32), rng.random_range(0.0..6.3f32));
+            let img = Array2::from_shape_fn((64, 64), |(y, x)| {
+                if x < 8 || y < 8 {
+                    return 0.0;
+                }
+                let u = if vertical { x } else { y } as f32;
+                100.0 + 50.0 * (std::f32::consts::TAU * u / period + phase).sin()
+            });
+            multiscale_dsift(img.view(), &c).unwrap()
+        };
+        let images: Vec<(bool, Vec<LevelDescriptors>)> =
+            (0..8).map(|i| (i % 2 == 0, make(i % 2 == 0))).collect();
+        let mut s = DictionarySampler::new(&c, &dict_cfg(6), 2).unwrap();
+        images.iter().for_each(|(_, im)| s.add(im).unwrap());
+        let d = s.fit().unwrap();
+        let bags: Vec<Vec<f64>> = images.iter().map(|(_, im)| d.bag(im).unwrap()).collect();
+        let cos = |a: &[f64], b: &[f64]| {
+            let dot: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+            dot / (a.iter().map(|x| x * x).sum::<f64>() * b.iter().map(|x| x * x).sum::<f64>())
+                .sqrt()
+        };
+        // Words only (the zero counts are the same for every image).
+        let words = 2 * 6;
+        let (mut within, mut across) = (f64::INFINITY, f64::NEG_INFINITY);
+        for i in 0..8 {
+            for j in i + 1..8 {
+                let s = cos(&bags[i][..words], &bags[j][..words]);
+                if images[i].0 == images[j].0 {
+                    within = within.min(s);
+                } else {
+                    across = across.max(s);
+                }
+            }
+        }
+        assert!(within > across + 0.3, "within {within}, across {across}");
+    }
 }

@@ -14,7 +14,7 @@
 //!    right (intensity rising to the right), 2 down, 4 left, 6 up.
 //! 2. **Orientation split**: `t = 8φ / 2π`; `(1 − frac t)·m` goes to bin `⌊t⌋ mod 8` and
 //!    `frac(t)·m` to the next bin. (The angle is computed by an octant reduction and a
-//!    single-precision arctangent, accurate to ~1e-7 in `t`.)
+//!    branch-free single-precision arctangent, within 2e-6 of `atan2` in `t`; tested.)
 //! 3. **Cells**: a descriptor has 4×4 cells of `b×b` pixels (`b` = [`DsiftConfig::bin`]).
 //!    Cell centres lie on pixels, `b` apart: for the keypoint whose first cell centre is
 //!    `(x₀, y₀)`, cell `(j, i)` (row `j`, column `i`, both `0..4`) is centred at
@@ -526,8 +526,9 @@ pub fn multiscale_dsift(
         .collect())
 }
 
-/// Dense SIFT of an already downsampled level image (the fast implementation).
-pub fn level_descriptors(
+/// Dense SIFT of an already downsampled level image (the fast implementation; the caller
+/// has validated `cfg` and the pixels).
+fn level_descriptors(
     img: ArrayView2<f32>,
     cfg: &DsiftConfig,
     level: usize,
