@@ -878,7 +878,11 @@ pub static SOLVERS: &[SolverEntry] = &[
         description: "Schlicker's functional similarity on binarised activations (P >= 0.5) over the nervous-system categories, with simRel from the ontology's information content (spec §2.8)",
         family: GENE_SIMILARITY,
         version: 1,
-        sources: &["algorithms/src/funcish/similarity.rs"],
+        sources: &[
+            "algorithms/src/funcish/similarity.rs",
+            "algorithms/src/funcish/classify/",
+            "datasets/src/go/",
+        ],
         build: gene_similarity::<GoSimConfig>,
     },
     SolverEntry {
@@ -887,7 +891,10 @@ pub static SOLVERS: &[SolverEntry] = &[
         description: "cosine of the L2-normalised activation vectors over every category (spec §2.7)",
         family: GENE_SIMILARITY,
         version: 1,
-        sources: &["algorithms/src/funcish/similarity.rs"],
+        sources: &[
+            "algorithms/src/funcish/similarity.rs",
+            "algorithms/src/funcish/classify/",
+        ],
         build: gene_similarity::<FlatSimConfig>,
     },
     SolverEntry {
@@ -896,7 +903,10 @@ pub static SOLVERS: &[SolverEntry] = &[
         description: "cosine of the raw bag-of-visual-words counts (spec §2.9 baseline 1)",
         family: GENE_SIMILARITY,
         version: 1,
-        sources: &["algorithms/src/funcish/similarity.rs"],
+        sources: &[
+            "algorithms/src/funcish/similarity.rs",
+            "datasets/src/pipelines/bow.rs",
+        ],
         build: gene_similarity::<BowCosineConfig>,
     },
     SolverEntry {
@@ -905,7 +915,10 @@ pub static SOLVERS: &[SolverEntry] = &[
         description: "Pearson correlation of the images averaged on a coarse co-registered grid: a location-dependent global correlation standing in for ABA's NeuroBlast (spec §2.9 baseline 2, §8 item 4)",
         family: GENE_SIMILARITY,
         version: 1,
-        sources: &["algorithms/src/funcish/similarity.rs"],
+        sources: &[
+            "algorithms/src/funcish/similarity.rs",
+            "datasets/src/ish/mod.rs",
+        ],
         build: gene_similarity::<CoarseCorrelationConfig>,
     },
     SolverEntry {

@@ -297,13 +297,13 @@ pub fn precision_curve(
         }
         used += 1;
         let mut hits = 0usize;
-        for k in 0..k_max {
+        for (k, c) in curve.iter_mut().enumerate() {
             if let Some(&g) = list.get(k)
                 && rel.binary_search(&g).is_ok()
             {
                 hits += 1;
             }
-            curve[k] += hits as f64 / (k + 1) as f64;
+            *c += hits as f64 / (k + 1) as f64;
         }
     }
     if used > 0 {
@@ -352,14 +352,14 @@ mod tests {
         let (anc, ic) = graph();
         let cats = [1u32, 2, 3, 4, 0];
         let s = SimRel::new(&cats, &anc, &ic);
-        for i in 0..cats.len() {
-            let t = cats[i] as usize;
+        for (i, &ti) in cats.iter().enumerate() {
+            let t = ti as usize;
             // sim_rel(i, i) = 1 − 10^(−IC(i)).
             assert!((s.get(i, i) - (1.0 - 10f64.powf(-ic[t]))).abs() < 1e-15);
-            for j in 0..cats.len() {
+            for (j, &tj) in cats.iter().enumerate() {
                 assert_eq!(s.get(i, j), s.get(j, i));
                 assert!((0.0..=1.0).contains(&s.get(i, j)));
-                let (v, k) = rel_ref(t, cats[j] as usize, &anc, &ic);
+                let (v, k) = rel_ref(t, tj as usize, &anc, &ic);
                 assert!((s.get(i, j) - v).abs() < 1e-15, "({i},{j})");
                 assert_eq!(s.mica(i, j), k);
             }
@@ -662,7 +662,12 @@ macro_rules! always_valid {
     };
 }
 always_valid!(FlatSimConfig, BowCosineConfig, CoarseCorrelationConfig);
-crate::checked_by_validate!(GoSimConfig, FlatSimConfig, BowCosineConfig, CoarseCorrelationConfig);
+crate::checked_by_validate!(
+    GoSimConfig,
+    FlatSimConfig,
+    BowCosineConfig,
+    CoarseCorrelationConfig
+);
 
 impl GeneSimilarity for FlatSimConfig {
     fn prepare<'a>(
@@ -693,7 +698,8 @@ impl GeneSimilarity for BowCosineConfig {
 }
 
 /// The NeuroBlast stand-in (§2.9 baseline 2, §8 item 4): Pearson correlation of the
-/// co-registered coarse expression grids, a location-dependent global correlation.
+/// co-registered coarse expression grids over the cells inside the brain, a
+/// location-dependent global correlation.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CoarseCorrelationConfig {}
@@ -703,8 +709,25 @@ impl GeneSimilarity for CoarseCorrelationConfig {
         &self,
         input: &SimilarityInput<'a>,
     ) -> Result<Box<dyn SimilarityRows + 'a>, AlgoError> {
-        Ok(Box::new(UnitRows::new(input.coarse, None, true)))
+        let cols = brain_cells(input.coarse);
+        if cols.is_empty() {
+            return Err(AlgoError::Param(
+                "no grid cell shows expression in half of the images".into(),
+            ));
+        }
+        Ok(Box::new(UnitRows::new(input.coarse, Some(&cols), true)))
     }
+}
+
+/// The grid cells inside the brain: those with expression (a non-zero value) in at least half
+/// of the images. NeuroBlast correlates voxels of the registered brain; cells of the
+/// expression-masked background (zero in nearly every image) would make every pair of images
+/// correlate through the shared brain outline alone.
+fn brain_cells(coarse: ArrayView2<'_, f64>) -> Vec<usize> {
+    let n = coarse.nrows();
+    (0..coarse.ncols())
+        .filter(|&c| 2 * coarse.column(c).iter().filter(|v| **v != 0.0).count() >= n)
+        .collect()
 }
 
 /// Gene-to-gene similarity row from image rows: gene `g`'s similarity to gene `h` is the
@@ -760,13 +783,13 @@ mod family_tests {
         let mut out = vec![0.0; 3];
         let flat = FlatSimConfig::default().prepare(&input).unwrap();
         flat.row(0, &mut out);
-        for j in 0..3 {
+        for (j, got) in out.iter().enumerate() {
             let want = flat_sim(
                 p.row(0).as_slice().unwrap(),
                 p.row(j).as_slice().unwrap(),
                 FlatKind::Cosine,
             );
-            assert!((out[j] - want).abs() < 1e-12);
+            assert!((got - want).abs() < 1e-12);
         }
         let bc = BowCosineConfig {}.prepare(&input).unwrap();
         bc.row(1, &mut out);

@@ -124,7 +124,7 @@ pub struct Features {
     pub seconds: f64,
 }
 
-fn ish(data: &Data, dataset: &str) -> Result<&IshSet, String> {
+fn ish<'a>(data: &'a Data, dataset: &str) -> Result<&'a IshSet, String> {
     data.get::<IshSet>().ok_or_else(|| {
         format!(
             "data set `{dataset}` is not a set of ISH images ({})",
@@ -139,7 +139,10 @@ const BATCH: usize = 32;
 fn extract(set: &IshSet, cfg: &VisualConfig) -> Result<Features, String> {
     let t0 = Instant::now();
     let n = set.n_images();
-    let describe = |i: usize| multiscale_dsift(set.image(i).view(), &cfg.dsift);
+    let describe = |i: usize| -> Result<_, String> {
+        let img = set.image(i).map_err(|e| e.to_string())?;
+        multiscale_dsift(img.view(), &cfg.dsift).map_err(|e| e.to_string())
+    };
     // Pass 1: the dictionaries' samples, offered in image order (deterministic).
     let mut sampler = DictionarySampler::new(&cfg.dsift, &cfg.dictionary, cfg.feature_seed)
         .map_err(|e| e.to_string())?;
@@ -147,8 +150,7 @@ fn extract(set: &IshSet, cfg: &VisualConfig) -> Result<Features, String> {
         let batch: Vec<_> = (start..(start + BATCH).min(n))
             .into_par_iter()
             .map(describe)
-            .collect::<Result<_, _>>()
-            .map_err(|e| e.to_string())?;
+            .collect::<Result<_, String>>()?;
         for levels in &batch {
             sampler.add(levels).map_err(|e| e.to_string())?;
         }
@@ -159,7 +161,7 @@ fn extract(set: &IshSet, cfg: &VisualConfig) -> Result<Features, String> {
     let rows: Vec<(Vec<f64>, Vec<f64>)> = (0..n)
         .into_par_iter()
         .map(|i| {
-            let img = set.image(i);
+            let img = set.image(i).map_err(|e| e.to_string())?;
             let levels = multiscale_dsift(img.view(), &cfg.dsift).map_err(|e| e.to_string())?;
             let bag = match &cfg.pyramid {
                 None => dictionaries.bag(&levels),
@@ -222,30 +224,174 @@ macro_rules! metric {
 }
 
 static FUNCTION_METRICS: &[Metric] = &[
-    metric!("mean_auc", "mean AUC", true, false, "held-out AUC averaged over the outer folds, then over the categories"),
-    metric!("neural_mean_auc", "mean AUC (neural)", true, false, "mean_auc over the nervous-system categories"),
-    metric!("other_mean_auc", "mean AUC (other)", true, false, "mean_auc over the other categories"),
-    metric!("significant_fraction", "significant", true, true, "fraction of the categories whose AUC is significant (permutation p < 0.05)"),
-    metric!("neural_significant_fraction", "significant (neural)", true, true, "significant_fraction over the nervous-system categories"),
-    metric!("other_significant_fraction", "significant (other)", true, true, "significant_fraction over the other categories"),
-    metric!("neural_vs_other_log10_p", "log10 p (neural vs other)", false, false, "log10 of the two-sided Wilcoxon rank-sum p of the neural categories' AUCs against the others'"),
-    metric!("neural_vs_other_auc", "P(neural > other)", true, false, "the rank-sum's AUC: probability that a neural category's AUC exceeds another's"),
-    metric!("categories", "categories", true, false, "categories with a held-out AUC"),
-    metric!("neural_categories", "neural categories", true, false, "nervous-system categories with a held-out AUC"),
-    metric!("images", "images", true, false, "images used (after the no-expression filter)"),
-    metric!("discarded_images", "discarded", false, false, "images dropped for showing no expression"),
-    metric!("dimension", "D", true, false, "dimension of the bag-of-words vectors"),
-    metric!("auc_size_r", "r(AUC, log size)", true, false, "Pearson correlation of the category AUCs with log10 category size (Fig. S5)"),
-    metric!("auc_size_log10_p", "log10 p (size)", false, false, "log10 of the two-sided p of auc_size_r"),
-    metric!("category_auc", "AUC", true, false, "a category's mean held-out AUC (coordinate category)"),
-    metric!("category_size", "genes", true, false, "a category's positive images (coordinate category)"),
-    metric!("auc_by_size", "mean AUC", true, false, "mean AUC of the categories in a log-spaced size bin (coordinate category_size)"),
-    metric!("fold_mean_auc", "mean AUC (fold)", true, false, "mean held-out AUC over the categories of one outer fold (coordinate fold)"),
-    metric!("scale_weight", "mean |w| (words)", true, false, "mean absolute classifier weight of a scale's visual words (coordinate scale = downsampling factor; Fig. 5E)"),
-    metric!("zero_weight", "mean |w| (zero count)", true, false, "mean absolute classifier weight of a scale's zero-descriptor count (coordinate scale)"),
-    metric!("zero_features_in_top", "zero counts in top", true, false, "how many of the zero-descriptor counts are among the same number of features of largest mean absolute weight"),
-    metric!("auc_density", "fraction of categories", true, true, "fraction of the group's categories whose AUC falls in the bin (coordinate auc = bin centre; Fig. 3)"),
-    metric!("feature_seconds", "feature s", false, false, "seconds of the visual phase (shared by the cells of a data set)"),
+    metric!(
+        "mean_auc",
+        "mean AUC",
+        true,
+        false,
+        "held-out AUC averaged over the outer folds, then over the categories"
+    ),
+    metric!(
+        "neural_mean_auc",
+        "mean AUC (neural)",
+        true,
+        false,
+        "mean_auc over the nervous-system categories"
+    ),
+    metric!(
+        "other_mean_auc",
+        "mean AUC (other)",
+        true,
+        false,
+        "mean_auc over the other categories"
+    ),
+    metric!(
+        "significant_fraction",
+        "significant",
+        true,
+        true,
+        "fraction of the categories whose AUC is significant (permutation p < 0.05)"
+    ),
+    metric!(
+        "neural_significant_fraction",
+        "significant (neural)",
+        true,
+        true,
+        "significant_fraction over the nervous-system categories"
+    ),
+    metric!(
+        "other_significant_fraction",
+        "significant (other)",
+        true,
+        true,
+        "significant_fraction over the other categories"
+    ),
+    metric!(
+        "neural_vs_other_log10_p",
+        "log10 p (neural vs other)",
+        false,
+        false,
+        "log10 of the two-sided Wilcoxon rank-sum p of the neural categories' AUCs against the others'"
+    ),
+    metric!(
+        "neural_vs_other_auc",
+        "P(neural > other)",
+        true,
+        false,
+        "the rank-sum's AUC: probability that a neural category's AUC exceeds another's"
+    ),
+    metric!(
+        "categories",
+        "categories",
+        true,
+        false,
+        "categories with a held-out AUC"
+    ),
+    metric!(
+        "neural_categories",
+        "neural categories",
+        true,
+        false,
+        "nervous-system categories with a held-out AUC"
+    ),
+    metric!(
+        "images",
+        "images",
+        true,
+        false,
+        "images used (after the no-expression filter)"
+    ),
+    metric!(
+        "discarded_images",
+        "discarded",
+        false,
+        false,
+        "images dropped for showing no expression"
+    ),
+    metric!(
+        "dimension",
+        "D",
+        true,
+        false,
+        "dimension of the bag-of-words vectors"
+    ),
+    metric!(
+        "auc_size_r",
+        "r(AUC, log size)",
+        true,
+        false,
+        "Pearson correlation of the category AUCs with log10 category size (Fig. S5)"
+    ),
+    metric!(
+        "auc_size_log10_p",
+        "log10 p (size)",
+        false,
+        false,
+        "log10 of the two-sided p of auc_size_r"
+    ),
+    metric!(
+        "category_auc",
+        "AUC",
+        true,
+        false,
+        "a category's mean held-out AUC (coordinate category)"
+    ),
+    metric!(
+        "category_size",
+        "genes",
+        true,
+        false,
+        "a category's positive images (coordinate category)"
+    ),
+    metric!(
+        "auc_by_size",
+        "mean AUC",
+        true,
+        false,
+        "mean AUC of the categories in a log-spaced size bin (coordinate category_size)"
+    ),
+    metric!(
+        "fold_mean_auc",
+        "mean AUC (fold)",
+        true,
+        false,
+        "mean held-out AUC over the categories of one outer fold (coordinate fold)"
+    ),
+    metric!(
+        "scale_weight",
+        "mean |w| (words)",
+        true,
+        false,
+        "mean absolute classifier weight of a scale's visual words (coordinate scale = downsampling factor; Fig. 5E)"
+    ),
+    metric!(
+        "zero_weight",
+        "mean |w| (zero count)",
+        true,
+        false,
+        "mean absolute classifier weight of a scale's zero-descriptor count (coordinate scale)"
+    ),
+    metric!(
+        "zero_features_in_top",
+        "zero counts in top",
+        true,
+        false,
+        "how many of the zero-descriptor counts are among the same number of features of largest mean absolute weight"
+    ),
+    metric!(
+        "auc_density",
+        "fraction of categories",
+        true,
+        true,
+        "fraction of the group's categories whose AUC falls in the bin (coordinate auc = bin centre; Fig. 3)"
+    ),
+    metric!(
+        "feature_seconds",
+        "feature s",
+        false,
+        false,
+        "seconds of the visual phase (shared by the cells of a data set)"
+    ),
 ];
 
 static FUNCTION_HEADLINE: &[Headline] = &[
@@ -368,7 +514,12 @@ fn profiled<T: serde::de::DeserializeOwned>(
 ) -> Result<T, SpecError> {
     let raw: toml::Value = input.table(table)?;
     let v = crate::profile::resolve_value(&raw, input.profile);
-    T::deserialize(v).map_err(|e| input.error(&[table], format!("key `protocol.{table}`: {}", e.to_string().trim())))
+    T::deserialize(v).map_err(|e| {
+        input.error(
+            &[table],
+            format!("key `protocol.{table}`: {}", e.to_string().trim()),
+        )
+    })
 }
 
 fn default_visual() -> VisualConfig {
@@ -432,7 +583,12 @@ impl CellProtocol for FunctionCell {
         let mut keep = Keep(None);
         let seed = derive_seed(cell.seed, &format!("funcish/cv/{}", cell.repeat));
         classifier
-            .fit(&input, &Schedule::new(vec![0]), &mut seeded(seed), &mut keep)
+            .fit(
+                &input,
+                &Schedule::new(vec![0]),
+                &mut seeded(seed),
+                &mut keep,
+            )
             .map_err(|e| e.to_string())?;
         let train_seconds = t0.elapsed().as_secs_f64();
         let r = keep.0.ok_or("the classifier reported nothing")?;
@@ -495,7 +651,13 @@ impl FunctionCell {
             ));
         }
         let all: Vec<f64> = aucs.clone();
-        let frac = |k: usize, n: usize| if n == 0 { f64::NAN } else { k as f64 / n as f64 };
+        let frac = |k: usize, n: usize| {
+            if n == 0 {
+                f64::NAN
+            } else {
+                k as f64 / n as f64
+            }
+        };
         for (m, v) in [
             ("mean_auc", mean(&all)),
             ("neural_mean_auc", mean(&neural_auc)),
@@ -535,7 +697,12 @@ impl FunctionCell {
             for (b, v) in bins.iter().enumerate() {
                 if !v.is_empty() {
                     let centre = 10f64.powf(lo + (b as f64 + 0.5) * width);
-                    out.push(rec(TEST, "auc_by_size", Some(("category_size", centre)), mean(v)));
+                    out.push(rec(
+                        TEST,
+                        "auc_by_size",
+                        Some(("category_size", centre)),
+                        mean(v),
+                    ));
                 }
             }
         }
@@ -587,10 +754,7 @@ impl FunctionCell {
                 }
                 let mut order: Vec<usize> = (0..mean_abs.len()).collect();
                 order.sort_by(|&a, &b| mean_abs[b].total_cmp(&mean_abs[a]));
-                let top = order[..levels]
-                    .iter()
-                    .filter(|&&j| j >= levels * k)
-                    .count();
+                let top = order[..levels].iter().filter(|&&j| j >= levels * k).count();
                 out.push(rec(TEST, "zero_features_in_top", None, top as f64));
             }
         }
@@ -605,8 +769,20 @@ impl FunctionCell {
 pub struct GeneRetrievalTask;
 
 static RETRIEVAL_METRICS: &[Metric] = &[
-    metric!("precision", "precision", true, false, "mean fraction of related genes among the K most similar genes (k = K), over the genes with a related gene"),
-    metric!("queries", "queries", true, false, "genes with at least one related gene (the queries averaged over)"),
+    metric!(
+        "precision",
+        "precision",
+        true,
+        false,
+        "mean fraction of related genes among the K most similar genes (k = K), over the genes with a related gene"
+    ),
+    metric!(
+        "queries",
+        "queries",
+        true,
+        false,
+        "genes with at least one related gene (the queries averaged over)"
+    ),
 ];
 
 static RETRIEVAL_HEADLINE: &[Headline] = &[
