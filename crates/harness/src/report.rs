@@ -237,7 +237,7 @@ pub fn document(sections: &[Section<'_>], profile: Profile) -> Vec<Block> {
                 "WARNING: {} of {} cells were computed by code that has changed since ({}). \
                  If the change alters results, bump that solver's, task's or data set's \
                  version to recompute exactly those cells.",
-                stale.iter().map(|(_, n)| n).sum::<usize>(),
+                res.stale_cells(),
                 res.cells.len(),
                 stale
                     .iter()

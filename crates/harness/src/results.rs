@@ -176,11 +176,23 @@ impl<'a> ExperimentResults<'a> {
     }
 
     /// The cached cells whose stored source fingerprints differ from the current code's,
-    /// counted by what changed (`solver oasis`, `task label-ranking`, `data caltech256-standin`).
+    /// counted by what changed (`solver oasis`, `task label-ranking`, `data caltech256-standin`):
+    /// a cell whose solver and task both changed counts under both.
     pub fn stale_code(&self) -> Vec<(String, usize)> {
+        self.stale().1
+    }
+
+    /// How many cached cells were computed by code that has changed since (each cell once).
+    pub fn stale_cells(&self) -> usize {
+        self.stale().0
+    }
+
+    fn stale(&self) -> (usize, Vec<(String, usize)>) {
         let mut by: std::collections::BTreeMap<String, usize> = Default::default();
+        let mut cells = 0;
         for (cell, r) in self.plan.cells.iter().zip(&self.cells) {
             let Some(r) = r else { continue };
+            let mut this = false;
             for (part, now) in &cell.code {
                 if r.code.get(part).is_some_and(|then| then != now) {
                     let name = match part.as_str() {
@@ -192,10 +204,12 @@ impl<'a> ExperimentResults<'a> {
                         other => other.to_string(),
                     };
                     *by.entry(name).or_default() += 1;
+                    this = true;
                 }
             }
+            cells += this as usize;
         }
-        by.into_iter().collect()
+        (cells, by.into_iter().collect())
     }
 
     pub fn missing(&self) -> usize {

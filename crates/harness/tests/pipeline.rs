@@ -191,6 +191,16 @@ fn the_report_warns_when_a_cells_code_changed_since_it_ran() {
         md.contains("WARNING: 2 of 4 cells were computed by code that has changed"),
         "{md}"
     );
+    // A cell whose solver and task both changed counts once (it said "4 of 4" here).
+    for c in plans[0].cells.iter_mut().filter(|c| c.solver == oasis) {
+        c.code.insert("task".into(), "edited".into());
+    }
+    let res = ExperimentResults::load(&plans[0], &f.ws.cache());
+    assert_eq!(res.stale_cells(), 2);
+    assert_eq!(res.stale_code().iter().map(|(_, n)| n).sum::<usize>(), 4);
+    let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
+    let md = std::fs::read_to_string(md).unwrap();
+    assert!(md.contains("WARNING: 2 of 4 cells"), "{md}");
 }
 
 #[test]
