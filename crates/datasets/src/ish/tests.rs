@@ -160,6 +160,10 @@ fn bad_parameters_are_refused() {
             ..small(0)
         },
         IshStandinConfig {
+            penetrance: 1.5,
+            ..small(0)
+        },
+        IshStandinConfig {
             max_category: Some(2),
             ..small(0)
         },
