@@ -69,25 +69,17 @@ pub fn cosine(a: &[f64], b: &[f64]) -> f64 {
     }
 }
 
-/// Pearson correlation; 0 when either vector is constant.
+/// Pearson correlation (the cosine of the mean-centred vectors); 0 when either vector is
+/// constant.
 pub fn pearson(a: &[f64], b: &[f64]) -> f64 {
-    let n = a.len() as f64;
     if a.is_empty() {
         return 0.0;
     }
-    let (ma, mb) = (a.iter().sum::<f64>() / n, b.iter().sum::<f64>() / n);
-    let (mut ab, mut aa, mut bb) = (0.0, 0.0, 0.0);
-    for (&x, &y) in a.iter().zip(b) {
-        let (x, y) = (x - ma, y - mb);
-        ab += x * y;
-        aa += x * x;
-        bb += y * y;
-    }
-    if aa == 0.0 || bb == 0.0 {
-        0.0
-    } else {
-        ab / (aa.sqrt() * bb.sqrt())
-    }
+    let centred = |v: &[f64]| {
+        let m = v.iter().sum::<f64>() / v.len() as f64;
+        v.iter().map(|x| x - m).collect::<Vec<f64>>()
+    };
+    cosine(&centred(a), &centred(b))
 }
 
 /// flat-sim of two activation vectors.

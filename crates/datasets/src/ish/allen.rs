@@ -20,7 +20,7 @@
 //! counted ([`super::standin::has_expression`], spec §2.1 step 3), and genes left without an
 //! image with them.
 
-use super::{ImageSource, IshSet, Labels, Relations, TermName, label_genes};
+use super::{ImageSource, IshSet, Labels, Relations, label_genes, term_names, tidy};
 use crate::DataError;
 use crate::formats::expr_text::{Lines, show, split_csv};
 use crate::go::GoData;
@@ -143,14 +143,6 @@ fn read_pairs(path: &Path) -> Result<Option<Vec<(String, String)>>, DataError> {
         }
     }
     Ok(Some(out))
-}
-
-fn tidy(mut v: Vec<Vec<u32>>) -> Vec<Vec<u32>> {
-    for s in &mut v {
-        s.sort_unstable();
-        s.dedup();
-    }
-    v
 }
 
 /// Relations from `gene<TAB>group` lines: genes sharing a group are related.
@@ -283,15 +275,7 @@ pub fn load(dir: &Path, go: &GoData, lo: usize, hi: usize) -> Result<IshSet, Dat
         image_series,
         height,
         width,
-        terms: go
-            .ontology
-            .terms
-            .iter()
-            .map(|t| TermName {
-                id: t.id.clone(),
-                name: t.name.clone(),
-            })
-            .collect(),
+        terms: term_names(&go.ontology),
         ancestors,
         ic,
         categories,

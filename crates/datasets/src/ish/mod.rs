@@ -145,6 +145,26 @@ impl IshSet {
     }
 }
 
+/// The ontology's terms as the report names them.
+pub fn term_names(onto: &crate::go::Ontology) -> Vec<TermName> {
+    onto.terms
+        .iter()
+        .map(|t| TermName {
+            id: t.id.clone(),
+            name: t.name.clone(),
+        })
+        .collect()
+}
+
+/// Relation lists sorted and without repeats.
+pub(crate) fn tidy(mut v: Vec<Vec<u32>>) -> Vec<Vec<u32>> {
+    for s in &mut v {
+        s.sort_unstable();
+        s.dedup();
+    }
+    v
+}
+
 /// GO categories of a gene universe (see [`label_genes`]).
 pub struct Labels {
     /// Information content of every term over the genes (0 for terms no gene carries).

@@ -58,7 +58,7 @@
 //! Rendering is a pure function of the seed and the image index: images are drawn on demand
 //! ([`Renderer::render`]) and never stored.
 
-use super::{ImageSource, IshSet, Labels, Relations, TermName, label_genes};
+use super::{ImageSource, IshSet, Labels, Relations, label_genes, term_names, tidy};
 use crate::DataError;
 use crate::go::{Annotations, GoData};
 use dyad_core::{Rng, derive_seed, seeded};
@@ -704,27 +704,13 @@ pub fn generate(cfg: &IshStandinConfig, go: &GoData) -> Result<(IshSet, IshTruth
             }
         }
     }
-    let tidy = |mut v: Vec<Vec<u32>>| {
-        for s in &mut v {
-            s.sort_unstable();
-            s.dedup();
-        }
-        v
-    };
     let set = IshSet {
         genes,
         image_gene,
         image_series,
         height: cfg.height,
         width: cfg.width,
-        terms: onto
-            .terms
-            .iter()
-            .map(|t| TermName {
-                id: t.id.clone(),
-                name: t.name.clone(),
-            })
-            .collect(),
+        terms: term_names(onto),
         ancestors,
         ic,
         categories,
