@@ -378,6 +378,42 @@ pub fn pearson(x: &[f64], y: &[f64]) -> Option<Correlation> {
     })
 }
 
+/// Welch's two-sample t-test (unequal variances).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WelchTest {
+    /// `(mean x − mean y) / √(s²ₓ/nₓ + s²ᵧ/nᵧ)`.
+    pub t: f64,
+    /// Welch–Satterthwaite degrees of freedom.
+    pub df: f64,
+    /// `log10` of the two-sided p-value, exact where `p` underflows.
+    pub log10_p: f64,
+}
+
+/// Welch's t-test of `x` against `y`: two-sided `p = I_{ν/(ν+t²)}(ν/2, ½)`. `None` when a
+/// sample has fewer than 2 values, a value is not finite, or both samples are constant.
+pub fn welch_t(x: &[f64], y: &[f64]) -> Option<WelchTest> {
+    let (nx, ny) = (x.len(), y.len());
+    if nx < 2 || ny < 2 || x.iter().chain(y).any(|v| !v.is_finite()) {
+        return None;
+    }
+    let stats = |v: &[f64]| {
+        let n = v.len() as f64;
+        let m = v.iter().sum::<f64>() / n;
+        let var = v.iter().map(|a| (a - m) * (a - m)).sum::<f64>() / (n - 1.0);
+        (m, var / n)
+    };
+    let ((mx, vx), (my, vy)) = (stats(x), stats(y));
+    let se2 = vx + vy;
+    if se2 <= 0.0 {
+        return None;
+    }
+    let t = (mx - my) / se2.sqrt();
+    let df = se2 * se2 / (vx * vx / (nx as f64 - 1.0) + vy * vy / (ny as f64 - 1.0));
+    let log10_p =
+        (ln_beta_inc(df / 2.0, 0.5, df / (df + t * t)) / std::f64::consts::LN_10).min(0.0);
+    Some(WelchTest { t, df, log10_p })
+}
+
 // ---- special functions ----
 
 const EPS: f64 = 1e-16;
@@ -712,6 +748,34 @@ mod tests {
         assert!(pearson(&[1.0, 2.0], &[1.0, 2.0]).is_none());
         let perfect = pearson(&a, &a).unwrap();
         assert_eq!(perfect.log10_p, f64::NEG_INFINITY);
+    }
+
+    #[test]
+    fn welch_matches_scipy() {
+        // scipy.stats.ttest_ind(x, y, equal_var=False): descriptor sides in um (Fig. 6's test)
+        let x = [36., 36., 72., 36., 72., 36., 144., 36.];
+        let y = [144., 288., 72., 144., 288., 288., 144.];
+        let w = welch_t(&x, &y).unwrap();
+        assert!(rel(w.t, -3.7322499780534217) < 1e-13, "{w:?}");
+        assert!(rel(w.df, 7.861158463217809) < 1e-13, "{w:?}");
+        assert!(
+            rel(10f64.powf(w.log10_p), 0.005952750066808397) < 1e-10,
+            "{w:?}"
+        );
+        let x = [1., 2., 3., 4., 5., 6.];
+        let y = [2.5, 3.5, 4.0, 6.0, 7.5, 8.0, 9.0, 9.5];
+        let w = welch_t(&x, &y).unwrap();
+        assert!(rel(w.t, -2.2702771229544076) < 1e-13, "{w:?}");
+        assert!(rel(w.df, 11.982014403689238) < 1e-13, "{w:?}");
+        assert!(
+            rel(10f64.powf(w.log10_p), 0.04244750025239003) < 1e-10,
+            "{w:?}"
+        );
+        // symmetric in the sign of t; undefined cases
+        let r = welch_t(&y, &x).unwrap();
+        assert_eq!((r.t, r.log10_p), (-w.t, w.log10_p));
+        assert!(welch_t(&[1.0], &x).is_none());
+        assert!(welch_t(&[2.0, 2.0], &[3.0, 3.0]).is_none());
     }
 
     #[test]

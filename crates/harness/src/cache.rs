@@ -51,6 +51,66 @@ pub struct Record {
     pub value: f64,
 }
 
+/// A non-numeric output of a cell, shown in its experiment's report section: a table of
+/// names (FuncISH's best categories, the GO terms explaining a similarity) or a picture
+/// (descriptors drawn over an image). Tasks emit them; the report shows every cell's, titled
+/// with the cell's data set, solver and repeat (and SYNTHETIC on a stand-in).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Artifact {
+    /// Stem of the picture's file name; unique within a cell.
+    pub id: String,
+    pub title: String,
+    #[serde(flatten)]
+    pub body: ArtifactBody,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ArtifactBody {
+    Table {
+        head: Vec<String>,
+        rows: Vec<Vec<String>>,
+    },
+    /// A PNG file, base64-encoded in the cell file.
+    Picture { png_base64: String },
+}
+
+impl Artifact {
+    pub fn table(id: &str, title: String, head: &[&str], rows: Vec<Vec<String>>) -> Self {
+        Artifact {
+            id: id.into(),
+            title,
+            body: ArtifactBody::Table {
+                head: head.iter().map(|h| h.to_string()).collect(),
+                rows,
+            },
+        }
+    }
+
+    /// A picture from its PNG bytes.
+    pub fn picture(id: &str, title: String, png: &[u8]) -> Self {
+        use base64::Engine as _;
+        Artifact {
+            id: id.into(),
+            title,
+            body: ArtifactBody::Picture {
+                png_base64: base64::engine::general_purpose::STANDARD.encode(png),
+            },
+        }
+    }
+
+    /// The PNG bytes of a picture (`None` for a table or a damaged encoding).
+    pub fn png(&self) -> Option<Vec<u8>> {
+        use base64::Engine as _;
+        match &self.body {
+            ArtifactBody::Picture { png_base64 } => base64::engine::general_purpose::STANDARD
+                .decode(png_base64)
+                .ok(),
+            ArtifactBody::Table { .. } => None,
+        }
+    }
+}
+
 /// Everything a finished cell produced, with its provenance.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CellResult {
@@ -84,6 +144,9 @@ pub struct CellResult {
     #[serde(default)]
     pub code: BTreeMap<String, String>,
     pub records: Vec<Record>,
+    /// Tables of names and pictures (see [`Artifact`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub artifacts: Vec<Artifact>,
 }
 
 /// What a cell file holds: the cell and the SHA-256 of its canonical JSON.
@@ -454,6 +517,18 @@ mod tests {
                 }),
                 value: 0.1 + 0.2,
             }],
+            artifacts: vec![
+                Artifact::table(
+                    "top",
+                    "Best categories".into(),
+                    &["GO ID", "name"],
+                    vec![vec![
+                        "GO:0007399".into(),
+                        "nervous system development".into(),
+                    ]],
+                ),
+                Artifact::picture("img", "A picture".into(), &[0x89, b'P', b'N', b'G', 0, 255]),
+            ],
         }
     }
 
@@ -465,6 +540,10 @@ mod tests {
         assert!(cache.get(&key).is_none());
         cache.put(&cell(&key)).unwrap();
         assert_eq!(cache.get(&key), Some(cell(&key)));
+        assert_eq!(
+            cache.get(&key).unwrap().artifacts[1].png(),
+            Some(vec![0x89, b'P', b'N', b'G', 0, 255])
+        );
         assert_eq!(cache.len(), 1);
         let shard = cache.root().join("cells").join("ab");
         let names: Vec<_> = std::fs::read_dir(shard)

@@ -176,6 +176,7 @@ pub fn judge(res: &ExperimentResults<'_>, claim: &Claim) -> Outcome {
         ClaimKind::Near => near(res, claim, &datasets),
         ClaimKind::PeakWithin => peak_within(res, claim, &datasets),
         ClaimKind::SlopeWithin => slope_within(res, claim, &datasets),
+        ClaimKind::ValueWithin => value_within(res, claim, &datasets),
     };
     match computed {
         Err(e) => outcome(Verdict::NotComparable, e),
@@ -454,6 +455,68 @@ fn peak_within(
     ))
 }
 
+/// The mean of `values` with its 95 % t interval `[a, b]` (the mean alone for one value),
+/// judged against `[lo, hi]`: inside holds, disjoint does not hold, else not distinguishable.
+pub fn interval_verdict(
+    values: &[f64],
+    lo: f64,
+    hi: f64,
+) -> Option<(Verdict, crate::results::Stat, f64, f64)> {
+    let st = crate::results::Stat::of(values)?;
+    let half = if st.n > 1 {
+        t_critical(st.n - 1) * st.sd / (st.n as f64).sqrt()
+    } else {
+        0.0
+    };
+    let (a, b) = (st.mean - half, st.mean + half);
+    let v = if a >= lo && b <= hi {
+        Verdict::Holds
+    } else if b < lo || a > hi {
+        Verdict::DoesNotHold
+    } else {
+        Verdict::NotDistinguishable
+    };
+    Some((v, st, a, b))
+}
+
+/// `value-within`: the mean over splits, with its 95 % t interval, against `range`.
+fn value_within(
+    res: &ExperimentResults<'_>,
+    claim: &Claim,
+    datasets: &[&str],
+) -> Result<(Verdict, String), String> {
+    let [lo, hi] = claim.range.unwrap_or([f64::NEG_INFINITY, f64::INFINITY]);
+    let mut verdict = Verdict::Holds;
+    let mut parts = Vec::new();
+    for d in datasets {
+        let values = res.select(&selector(claim, d, &claim.solver, claim.k))?;
+        let (v, st, a, b) = interval_verdict(&values, lo, hi)
+            .ok_or(format!("no `{}` values on `{d}`", claim.metric))?;
+        verdict = match (verdict, v) {
+            (Verdict::DoesNotHold, _) | (_, Verdict::DoesNotHold) => Verdict::DoesNotHold,
+            (Verdict::NotDistinguishable, _) | (_, Verdict::NotDistinguishable) => {
+                Verdict::NotDistinguishable
+            }
+            _ => Verdict::Holds,
+        };
+        let bound = |x: f64| match x {
+            x if x <= -1e300 => "−∞".to_string(),
+            x if x >= 1e300 => "∞".to_string(),
+            x => format!("{x}"),
+        };
+        parts.push(format!(
+            "{d}: {:.3} (95 % interval {:.3} .. {:.3}, n = {}; range {} .. {})",
+            st.mean,
+            a,
+            b,
+            st.n,
+            bound(lo),
+            bound(hi)
+        ));
+    }
+    Ok((verdict, parts.join("; ")))
+}
+
 fn slope_within(
     res: &ExperimentResults<'_>,
     claim: &Claim,
@@ -640,5 +703,36 @@ mod tests {
         assert_eq!(n, 1);
         assert_eq!(t_critical(4), 2.776);
         assert_eq!(t_critical(100), 1.96);
+    }
+
+    #[test]
+    fn value_intervals_inside_outside_and_straddling() {
+        // mean 2, sd 1, n = 3: half-width 4.303 / sqrt(3) = 2.484
+        let v = [1.0, 2.0, 3.0];
+        let (verdict, st, a, b) = interval_verdict(&v, -1.0, 5.0).unwrap();
+        assert_eq!((verdict, st.mean, st.n), (Verdict::Holds, 2.0, 3));
+        assert!((a - (2.0 - 4.303 / 3f64.sqrt())).abs() < 1e-12 && (b - 4.484).abs() < 1e-3);
+        assert_eq!(
+            interval_verdict(&v, 0.0, 3.0).unwrap().0,
+            Verdict::NotDistinguishable
+        );
+        assert_eq!(
+            interval_verdict(&v, 5.0, 9.0).unwrap().0,
+            Verdict::DoesNotHold
+        );
+        assert_eq!(
+            interval_verdict(&v, -9.0, -0.5).unwrap().0,
+            Verdict::DoesNotHold
+        );
+        // one value: the value itself
+        assert_eq!(
+            interval_verdict(&[0.3], 0.25, 1.0).unwrap().0,
+            Verdict::Holds
+        );
+        assert_eq!(
+            interval_verdict(&[0.2], 0.25, 1.0).unwrap().0,
+            Verdict::DoesNotHold
+        );
+        assert!(interval_verdict(&[], 0.0, 1.0).is_none());
     }
 }

@@ -61,6 +61,8 @@ pub struct Written {
     pub experiment: String,
     pub tables: Vec<PathBuf>,
     pub figures: Vec<PathBuf>,
+    /// Cells' pictures (see [`cache::Artifact`]).
+    pub pictures: Vec<PathBuf>,
     /// Cells still missing (nothing is written for an incomplete experiment).
     pub missing: usize,
 }
@@ -160,6 +162,7 @@ impl Workspace {
                 experiment: p.spec.id.clone(),
                 tables: Vec::new(),
                 figures: Vec::new(),
+                pictures: Vec::new(),
                 missing: res.missing(),
             };
             if res.complete() {
@@ -175,6 +178,15 @@ impl Workspace {
                         HarnessError::Other(format!("{}: plot `{}`: {e}", p.spec.id, plot.id))
                     })?;
                     w.figures.extend(paths);
+                }
+                for a in report::artifacts(&res) {
+                    let (Some(name), Some(png)) = (&a.picture, a.artifact.png()) else {
+                        continue;
+                    };
+                    let path = figs.join(name);
+                    cache::write_atomic(&path, &png)
+                        .map_err(|e| HarnessError::Other(format!("{}: {e}", path.display())))?;
+                    w.pictures.push(path);
                 }
             }
             out.push(w);

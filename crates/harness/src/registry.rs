@@ -21,7 +21,7 @@ use dyad_algorithms::baselines::mcml::McmlConfig;
 use dyad_algorithms::baselines::naive_psd_gd::NaivePsdGdConfig;
 use dyad_algorithms::baselines::pa_v2::PaV2Config;
 use dyad_algorithms::baselines::tensor_power::TensorPowerConfig;
-use dyad_algorithms::funcish::classify::{CategoryClassifier, NestedCvConfig};
+use dyad_algorithms::funcish::classify::CategoryClassifier;
 use dyad_algorithms::funcish::similarity::{
     BowCosineConfig, CoarseCorrelationConfig, FlatSimConfig, GeneSimilarity, GoSimConfig,
 };
@@ -866,11 +866,11 @@ pub static SOLVERS: &[SolverEntry] = &[
     SolverEntry {
         name: "funcish-lr",
         label: "FuncISH (L2 LR)",
-        description: "one L2-regularised logistic regression per GO category (LIBLINEAR -s 0 objective, trust-region Newton), C chosen by nested 5 x 5 cross-validation over images; out-of-fold probabilities, held-out AUC, permutation p (spec §2.6)",
+        description: "one L2-regularised logistic regression per GO category (LIBLINEAR -s 0 objective, trust-region Newton), C chosen by nested 5 x 5 cross-validation over images; out-of-fold probabilities, held-out AUC, permutation p (spec §2.6); `words` and `pyramid` select the supplement's visual variants (§2.12)",
         family: ISH_CLASSIFIER,
         version: 1,
         sources: &["algorithms/src/funcish/classify/", "core/src/auc.rs"],
-        build: ish_classifier::<NestedCvConfig>,
+        build: ish_classifier::<crate::tasks::funcish::FuncIshLr>,
     },
     SolverEntry {
         name: "go-sim",

@@ -45,6 +45,57 @@ pub struct Section<'a> {
     pub tables: Vec<PathBuf>,
 }
 
+/// A cell's artifact with what the report says of its origin.
+pub struct CellArtifact<'r> {
+    pub artifact: &'r crate::cache::Artifact,
+    /// `data set · solver · repeat r` (SYNTHETIC on a stand-in).
+    pub context: String,
+    /// File name of a picture in the report's `figures/` directory (tables: `None`).
+    pub picture: Option<String>,
+}
+
+/// Every artifact of an experiment's cached cells, in plan order.
+pub fn artifacts<'r>(res: &'r ExperimentResults<'_>) -> Vec<CellArtifact<'r>> {
+    let plan = res.plan;
+    let mut out = Vec::new();
+    for (cell, r) in plan.cells.iter().zip(&res.cells) {
+        let Some(r) = r else { continue };
+        let d = &plan.datasets[cell.dataset];
+        let sv = &plan.solvers[cell.solver];
+        for a in &r.artifacts {
+            let picture = matches!(a.body, crate::cache::ArtifactBody::Picture { .. }).then(|| {
+                let slug: String = format!("{}-{}-{}-r{}", plan.spec.id, a.id, d.id, cell.repeat)
+                    .chars()
+                    .map(|c| {
+                        if c.is_ascii_alphanumeric() || c == '-' {
+                            c
+                        } else {
+                            '-'
+                        }
+                    })
+                    .collect();
+                format!("{slug}-{}.png", &cell.key[..8])
+            });
+            out.push(CellArtifact {
+                artifact: a,
+                context: format!(
+                    "{}{} · {} · repeat {}",
+                    d.id,
+                    if d.resolved.synthetic {
+                        " (SYNTHETIC)"
+                    } else {
+                        ""
+                    },
+                    sv.label,
+                    cell.repeat
+                ),
+                picture,
+            });
+        }
+    }
+    out
+}
+
 fn fmt_value(metric: &Metric, v: f64) -> String {
     metric.format(v)
 }
@@ -252,6 +303,31 @@ pub fn document(sections: &[Section<'_>], profile: Profile) -> Vec<Block> {
                 alt: format!("{} {}", spec.figure, spec.title),
             });
         }
+        for a in artifacts(res) {
+            doc.push(Block::Para(format!(
+                "{} ({}):",
+                a.artifact.title, a.context
+            )));
+            match (&a.artifact.body, &a.picture) {
+                (crate::cache::ArtifactBody::Table { head, rows }, _) => {
+                    doc.push(Block::Table {
+                        head: head.clone(),
+                        rows: rows.clone(),
+                    });
+                }
+                (_, Some(p)) => doc.push(Block::Image {
+                    src: format!("figures/{p}"),
+                    alt: a
+                        .artifact
+                        .title
+                        .split(':')
+                        .next()
+                        .unwrap_or_default()
+                        .to_string(),
+                }),
+                _ => {}
+            }
+        }
         doc.push(summary_table(res));
         for t in &spec.tables {
             doc.push(Block::Para(format!("{} (ours / paper):", t.title)));
@@ -369,6 +445,9 @@ fn pivot_tables(res: &ExperimentResults<'_>, t: &crate::spec::TableSpec) -> Vec<
             .flat_map(|n| res.solvers_named(n))
             .collect()
     };
+    if let Some(coord) = &t.correlate {
+        return correlation_tables(res, t, coord, &columns);
+    }
     plan.datasets
         .iter()
         .filter(|d| t.datasets.is_empty() || t.datasets.contains(&d.id))
@@ -440,6 +519,69 @@ fn pivot_tables(res: &ExperimentResults<'_>, t: &crate::spec::TableSpec) -> Vec<
                                 )
                             })
                             .unwrap_or_else(|| "—".into());
+                        cells.push(format!("{ours} / {paper}"));
+                    }
+                    cells
+                })
+                .collect();
+            Block::Table { head, rows }
+        })
+        .collect()
+}
+
+/// A `correlate` table: per data set, the Pearson correlation of every two solvers'
+/// per-coordinate means, with the number of coordinate values both have.
+fn correlation_tables(
+    res: &ExperimentResults<'_>,
+    t: &crate::spec::TableSpec,
+    coord: &str,
+    columns: &[usize],
+) -> Vec<Block> {
+    let plan = res.plan;
+    let Some(row) = t.rows.first() else {
+        return Vec::new();
+    };
+    let x = crate::spec::XAxis::Named(coord.to_string());
+    plan.datasets
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| t.datasets.is_empty() || t.datasets.contains(&d.id))
+        .map(|(di, d)| {
+            let series: Vec<std::collections::BTreeMap<u64, f64>> = columns
+                .iter()
+                .map(|&c| {
+                    res.curve(di, c, &t.set, &row.metric, &x, row.k)
+                        .into_iter()
+                        .map(|p| (p.x.to_bits(), p.y.mean))
+                        .collect()
+                })
+                .collect();
+            let mut head = vec![format!(
+                "{}{}: r of {}",
+                d.id,
+                if d.resolved.synthetic {
+                    " (SYNTHETIC)"
+                } else {
+                    ""
+                },
+                plan.metric_label(&row.metric, row.k)
+            )];
+            head.extend(columns.iter().map(|&c| plan.solvers[c].label.clone()));
+            let rows = (0..columns.len())
+                .map(|i| {
+                    let mut cells = vec![plan.solvers[columns[i]].label.clone()];
+                    for j in 0..columns.len() {
+                        let (a, b): (Vec<f64>, Vec<f64>) = series[i]
+                            .iter()
+                            .filter_map(|(k, &v)| series[j].get(k).map(|&w| (v, w)))
+                            .unzip();
+                        let ours = dyad_core::auc::pearson(&a, &b)
+                            .map_or("—".to_string(), |c| format!("{:.3} (n={})", c.r, c.n));
+                        let paper = t
+                            .paper_matrix
+                            .as_ref()
+                            .and_then(|m| m.get(i).and_then(|r| r.get(j)))
+                            .map_or("—".to_string(), |v| format!("{v:.3}"));
                         cells.push(format!("{ours} / {paper}"));
                     }
                     cells

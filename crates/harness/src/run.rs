@@ -269,6 +269,7 @@ fn run_cell(plan: &Plan, ci: usize, loaded: &Data, start: Instant) -> Result<Cel
         dyad_version: DYAD_VERSION.to_string(),
         code: cell.code.clone(),
         records: out.records,
+        artifacts: out.artifacts,
     })
 }
 

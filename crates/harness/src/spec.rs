@@ -329,6 +329,15 @@ pub struct TableSpec {
     pub datasets: Vec<String>,
     #[serde(default = "default_set")]
     pub set: String,
+    /// A correlation table instead of a pivot: the first row's metric is recorded per value
+    /// of this coordinate (e.g. `category_auc` per `category`); each cell is the Pearson
+    /// correlation between two solvers' per-coordinate means over repeats (FuncISH Table
+    /// S1: per-category AUCs across dictionary sizes).
+    #[serde(default)]
+    pub correlate: Option<String>,
+    /// With `correlate`: the paper's matrix, in the order of `solvers`, shown beside ours.
+    #[serde(default)]
+    pub paper_matrix: Option<Vec<Vec<f64>>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -475,6 +484,11 @@ pub enum ClaimKind {
     /// The exponent `b` of a least-squares fit `metric = a x^b` over the data sets, with x
     /// the data-set parameter `x_param`, lies in `range` (e.g. linear runtime scaling).
     SlopeWithin,
+    /// The metric's value itself lies in `range` on every covered data set (e.g. a
+    /// log10 p below −3, a fraction above chance): holds when the 95 % interval of the mean
+    /// over splits lies inside, does not hold when it lies outside, otherwise not
+    /// distinguishable.
+    ValueWithin,
 }
 
 /// A claim of the paper, with a verdict computed from our results.
@@ -515,7 +529,8 @@ pub struct Claim {
     /// magnitude slower"); default 1.
     #[serde(default)]
     pub factor: Option<f64>,
-    /// `peak-within`: the step range; `slope-within`: the exponent range.
+    /// `peak-within`: the step range; `slope-within`: the exponent range; `value-within`:
+    /// the metric's range (`[-inf, x]` and `[x, inf]` are written with `-1e300` / `1e300`).
     #[serde(default)]
     pub range: Option<[f64; 2]>,
     /// `slope-within`: the data-set parameter(s) on the x axis (as a plot's `x_param`).
@@ -1019,6 +1034,7 @@ impl LoadedSpec {
                 ClaimKind::Near => c.tolerance.is_some(),
                 ClaimKind::PeakWithin => c.range.is_some(),
                 ClaimKind::SlopeWithin => c.range.is_some() && c.x_param.is_some(),
+                ClaimKind::ValueWithin => c.range.is_some(),
             };
             if !ok {
                 return Err(self.error_at_key(
@@ -1033,6 +1049,7 @@ impl LoadedSpec {
                             ClaimKind::Near => "tolerance",
                             ClaimKind::PeakWithin => "range",
                             ClaimKind::SlopeWithin => "range` and `x_param",
+                            ClaimKind::ValueWithin => "range",
                         }
                     ),
                 ));

@@ -156,6 +156,60 @@ fn gene_function_and_retrieval_end_to_end() {
         .map(|r| r.coord.as_ref().unwrap().value)
         .collect();
     assert_eq!(scales, vec![1.0, 2.0, 4.0]);
+    // Fig. S2: the second series of a gene is closer than other genes' images.
+    let log_p = values(&res, "FuncISH", "same_vs_different_log10_p", "test", None)[0];
+    let same = values(&res, "FuncISH", "same_gene_median_similarity", "test", None)[0];
+    let other = values(
+        &res,
+        "FuncISH",
+        "different_gene_median_similarity",
+        "test",
+        None,
+    )[0];
+    assert!(log_p < -2.0 && same > other, "{log_p} {same} {other}");
+    // The planted-scale check and Fig. 6's test exist and are in their domains.
+    let hit = values(&res, "FuncISH", "planted_scale_match", "test", None)[0];
+    assert!((0.0..=1.0).contains(&hit));
+    let fig6 = values(&res, "FuncISH", "overlay_size_log10_p", "test", None)[0];
+    assert!(fig6 <= 0.0);
+    // Exhibits of repeat 0: Tables 1 and 2 and the two pictures, decodable PNGs.
+    let cell = res.cells[0].as_ref().unwrap();
+    let ids: Vec<&str> = cell.artifacts.iter().map(|a| a.id.as_str()).collect();
+    assert_eq!(ids, ["table-1", "table-2", "fig-5", "fig-6"]);
+    match &cell.artifacts[0].body {
+        dyad_harness::cache::ArtifactBody::Table { head, rows } => {
+            assert_eq!(rows.len(), 15.min(n as usize));
+            assert!(rows.iter().all(|r| r.len() == head.len()));
+            // sorted by AUC, the best first
+            let aucs: Vec<f64> = rows.iter().map(|r| r[3].parse().unwrap()).collect();
+            assert!(aucs.windows(2).all(|w| w[0] >= w[1]), "{aucs:?}");
+        }
+        other => panic!("Table 1 is {other:?}"),
+    }
+    for a in &cell.artifacts[2..] {
+        let png = a.png().expect("a picture");
+        let img = image::load_from_memory(&png).unwrap();
+        assert!(img.width() > 100 && img.height() > 100, "{}", a.id);
+    }
+    // The report shows them: tables inline, pictures as files beside the figures.
+    f.ws.report(&plans, dyad_harness::profile::Profile::Quick)
+        .unwrap();
+    let md = std::fs::read_to_string(
+        dyad_harness::report::report_dir(&f.ws.results, dyad_harness::profile::Profile::Quick)
+            .join("REPORT.md"),
+    )
+    .unwrap();
+    assert!(md.contains("Table 1: the 15 GO categories of best held-out AUC (ish (SYNTHETIC)"));
+    let fig5 = md
+        .lines()
+        .find(|l| l.starts_with("![Fig. 5A–D](figures/"))
+        .expect("Fig. 5 picture");
+    let file = fig5.split("](").nth(1).unwrap().trim_end_matches(')');
+    assert!(
+        dyad_harness::report::report_dir(&f.ws.results, dyad_harness::profile::Profile::Quick)
+            .join(file)
+            .is_file()
+    );
 
     let retrieval = plans
         .iter()
@@ -219,4 +273,53 @@ fn gene_function_and_retrieval_end_to_end() {
         };
         assert_eq!(flat(&ra), flat(&rb));
     }
+}
+
+/// The supplement's variants are `funcish-lr` parameters: checked when the plan is built, and
+/// hashed into the cell as the visual configuration they select.
+#[test]
+fn visual_variants_are_checked_solver_parameters() {
+    let spec = |params: &str| {
+        format!(
+            r#"
+title = "variants"
+paper = "demo"
+figure = "S3"
+{DATA}
+[protocol.gene_function]
+{FEATURES}
+
+[[solvers]]
+name = "funcish-lr"
+label = "FuncISH"
+params = {{ {params} }}
+"#
+        )
+    };
+    let plan = |params: &str| {
+        let f = fixture(&spec(params));
+        let ctx = f.ws.data_context();
+        f.ws.select_specs(&[])
+            .map_err(|e| e.to_string())
+            .and_then(|s| {
+                f.ws.plan(&s, dyad_harness::profile::Profile::Quick, &ctx)
+                    .map_err(|e| e.to_string())
+            })
+            .map(|plans| plans[0].cells[0].canonical.clone())
+    };
+    let c = plan("words = 7, pyramid = { grids = [1, 2] }, permutations = 0").unwrap();
+    let text = c.to_string();
+    assert!(text.contains(r#""k":7"#), "{text}");
+    assert!(text.contains(r#""grids":[1,2]"#), "{text}");
+    let base = plan("permutations = 0").unwrap().to_string();
+    assert!(
+        base.contains(r#""k":20"#) && !base.contains("grids"),
+        "{base}"
+    );
+    let e = plan("words = 1").unwrap_err();
+    assert!(e.contains("words") && e.contains("at least 2"), "{e}");
+    let e = plan("pyramid = { grids = [0] }").unwrap_err();
+    assert!(e.contains("pyramid"), "{e}");
+    let e = plan("wrods = 10").unwrap_err();
+    assert!(e.contains("wrods"), "{e}");
 }

@@ -194,6 +194,8 @@ pub struct CellOutput {
     pub selected_step: Option<u64>,
     /// The tuned candidate chosen on the hold-out (index into the candidates).
     pub selected_candidate: Option<usize>,
+    /// Tables of names and pictures for the report.
+    pub artifacts: Vec<crate::cache::Artifact>,
 }
 
 /// Every task the specs can select, by table name.

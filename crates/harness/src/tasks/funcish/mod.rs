@@ -42,6 +42,9 @@
 //! `gene-retrieval`: sets `cell-type`, `pathway`, `ppi`; `precision` with `k = K` for
 //! `K = 1..=k_max`, and `queries` (genes with a related gene).
 
+mod exhibits;
+mod raster;
+
 use super::{CellOutput, CellProtocol, CellRun, Headline, Metric, Task, TaskInput};
 use crate::cache::{Coord, Record};
 use crate::plan::{DatasetInstance, SolverInstance};
@@ -197,6 +200,98 @@ fn positives(set: &IshSet) -> Vec<Vec<usize>> {
         .into_iter()
         .map(|v| v.into_iter().map(|i| i as usize).collect())
         .collect()
+}
+
+// ---------------------------------------------------------------------------------------
+// The `funcish-lr` solver: the classifier and the visual variant it runs on
+// ---------------------------------------------------------------------------------------
+
+/// Parameters of the `funcish-lr` solver: the nested cross-validation of §2.6 (every key of
+/// [`NestedCvConfig`]) and, optionally, the visual variant of the supplement that replaces
+/// the protocol's (§2.12): `words` per scale (Figs. S3, S4, Table S1: K = 100 … 1000) and a
+/// spatial `pyramid` (Fig. S7). A variant is a method of its own in the paper's figures, so
+/// it is a solver parameter: a `grid` over `words` draws Fig. S3 as a curve.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct FuncIshLr {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub words: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pyramid: Option<PyramidConfig>,
+    #[serde(flatten)]
+    pub cv: NestedCvConfig,
+}
+
+impl<'de> Deserialize<'de> for FuncIshLr {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut t = toml::Table::deserialize(d)?;
+        let words = t
+            .remove("words")
+            .map(|v| v.try_into::<usize>())
+            .transpose()
+            .map_err(|e| D::Error::custom(format!("words: {}", e.to_string().trim())))?;
+        let pyramid = t
+            .remove("pyramid")
+            .map(|v| v.try_into::<PyramidConfig>())
+            .transpose()
+            .map_err(|e| D::Error::custom(format!("pyramid: {}", e.to_string().trim())))?;
+        let cv = NestedCvConfig::deserialize(toml::Value::Table(t))
+            .map_err(|e| D::Error::custom(e.to_string().trim().to_string()))?;
+        Ok(FuncIshLr { words, pyramid, cv })
+    }
+}
+
+impl dyad_algorithms::Checked for FuncIshLr {
+    fn check(&self) -> Result<(), dyad_algorithms::ParamError> {
+        use dyad_algorithms::ParamError;
+        if let Some(k) = self.words
+            && k < 2
+        {
+            return Err(ParamError::new(
+                "words",
+                format!("a dictionary needs at least 2 words per scale, got {k}"),
+            ));
+        }
+        if let Some(p) = &self.pyramid {
+            p.validate()
+                .map_err(|e| ParamError::new("pyramid", e.to_string()))?;
+        }
+        self.cv.check()
+    }
+}
+
+impl CategoryClassifier for FuncIshLr {
+    fn fit(
+        &self,
+        input: &CategoryData<'_>,
+        schedule: &Schedule,
+        rng: &mut dyad_core::Rng,
+        obs: &mut dyn Observer<NestedCvResult>,
+    ) -> Result<(), dyad_algorithms::AlgoError> {
+        self.cv.fit(input, schedule, rng, obs)
+    }
+
+    fn is_iterative(&self) -> bool {
+        false
+    }
+}
+
+impl VisualConfig {
+    /// This configuration with a solver's variant (`words`, `pyramid`) applied.
+    fn with_variant(&self, solver: &SolverInstance) -> VisualConfig {
+        let mut v = self.clone();
+        if let Some(k) = solver.canonical.get("words").and_then(|w| w.as_u64()) {
+            v.dictionary.k = k as usize;
+        }
+        if let Some(p) = solver
+            .canonical
+            .get("pyramid")
+            .and_then(|p| serde_json::from_value::<PyramidConfig>(p.clone()).ok())
+        {
+            v.pyramid = Some(p);
+        }
+        v
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -386,6 +481,76 @@ static FUNCTION_METRICS: &[Metric] = &[
         "fraction of the group's categories whose AUC falls in the bin (coordinate auc = bin centre; Fig. 3)"
     ),
     metric!(
+        "same_gene_pairs",
+        "same-gene pairs",
+        true,
+        false,
+        "pairs of images of one gene (its image series; Fig. S2)"
+    ),
+    metric!(
+        "same_gene_median_similarity",
+        "median cosine (same gene)",
+        true,
+        false,
+        "median BoW cosine of the image pairs of one gene (Fig. S2)"
+    ),
+    metric!(
+        "different_gene_median_similarity",
+        "median cosine (different genes)",
+        false,
+        false,
+        "median BoW cosine of random image pairs of different genes (Fig. S2)"
+    ),
+    metric!(
+        "same_vs_different_log10_p",
+        "log10 p (same vs different gene)",
+        false,
+        false,
+        "log10 of the two-sided rank-sum p of same-gene against different-gene similarities (Fig. S2)"
+    ),
+    metric!(
+        "same_vs_different_auc",
+        "P(same > different)",
+        true,
+        false,
+        "probability that a same-gene pair is more similar than a different-gene pair"
+    ),
+    metric!(
+        "similarity_density",
+        "fraction of pairs",
+        true,
+        true,
+        "fraction of the pairs whose BoW cosine falls in the bin (sets same-gene, different-gene; coordinate similarity; Fig. S2)"
+    ),
+    metric!(
+        "overlay_size_t",
+        "t (footprints)",
+        true,
+        false,
+        "Welch's t of the footprints of Fig. 6's two categories' top-word occurrences in one image (larger-footprint category first)"
+    ),
+    metric!(
+        "overlay_size_log10_p",
+        "log10 p (footprints)",
+        false,
+        false,
+        "log10 of Welch's two-sided p for overlay_size_t (the paper: P < 1e-17 for Add2)"
+    ),
+    metric!(
+        "planted_scale_match",
+        "planted scale found",
+        true,
+        true,
+        "stand-in only: fraction of programme-carrying categories whose largest standardised weight lies at the planted scale (chance 1/4)"
+    ),
+    metric!(
+        "planted_scale_categories",
+        "programme categories",
+        true,
+        false,
+        "stand-in only: categories the planted-scale check counts"
+    ),
+    metric!(
         "feature_seconds",
         "feature s",
         false,
@@ -424,6 +589,19 @@ struct FunctionProtocol {
     /// Significance level of the permutation test (0.05).
     #[serde(default = "alpha")]
     alpha: f64,
+    /// Random different-gene pairs of Fig. S2 (100,000, §2.13 [A]).
+    #[serde(default = "s2_pairs")]
+    s2_pairs: usize,
+    /// Tables 1 and 2 and the pictures of Figs. 5 and 6 in the first repeat's cells (true).
+    #[serde(default = "yes")]
+    exhibits: bool,
+}
+
+fn s2_pairs() -> usize {
+    100_000
+}
+fn yes() -> bool {
+    true
 }
 
 fn bins() -> usize {
@@ -442,6 +620,8 @@ struct FunctionCell {
     auc_bins: usize,
     size_bins: usize,
     alpha: f64,
+    s2_pairs: usize,
+    exhibits: bool,
 }
 
 impl Task for GeneFunctionTask {
@@ -452,7 +632,7 @@ impl Task for GeneFunctionTask {
         "gene-function"
     }
     fn version(&self) -> u32 {
-        1
+        2
     }
     fn description(&self) -> &'static str {
         "FuncISH: GO categories predicted from bags of visual words of ISH images; held-out AUC per category, significance, neural vs other"
@@ -474,7 +654,7 @@ impl Task for GeneFunctionTask {
     }
     fn sources(&self) -> &'static [&'static str] {
         &[
-            "harness/src/tasks/funcish.rs",
+            "harness/src/tasks/funcish/",
             "datasets/src/pipelines/dsift.rs",
             "datasets/src/pipelines/bow.rs",
             "datasets/src/pipelines/kmeans.rs",
@@ -502,6 +682,8 @@ impl Task for GeneFunctionTask {
             auc_bins: p.auc_bins,
             size_bins: p.size_bins,
             alpha: p.alpha,
+            s2_pairs: p.s2_pairs,
+            exhibits: p.exhibits,
         }))
     }
 }
@@ -545,8 +727,10 @@ fn mean(v: &[f64]) -> f64 {
 }
 
 impl CellProtocol for FunctionCell {
-    fn canonical(&self, _: &SolverInstance) -> serde_json::Value {
-        serde_json::to_value(self).expect("serializable")
+    fn canonical(&self, solver: &SolverInstance) -> serde_json::Value {
+        let mut c = self.clone();
+        c.features = self.features.with_variant(solver);
+        serde_json::to_value(c).expect("serializable")
     }
 
     fn check_data(&self, d: &DatasetInstance) -> Result<(), String> {
@@ -557,7 +741,13 @@ impl CellProtocol for FunctionCell {
     }
 
     fn sets(&self) -> Vec<String> {
-        vec![TEST.into(), NEURAL.into(), OTHER.into()]
+        vec![
+            TEST.into(),
+            NEURAL.into(),
+            OTHER.into(),
+            "same-gene".into(),
+            "different-gene".into(),
+        ]
     }
 
     fn steps(&self, _: &SolverInstance) -> u64 {
@@ -571,7 +761,8 @@ impl CellProtocol for FunctionCell {
             .first()
             .and_then(|b| b.family::<dyn CategoryClassifier>())
             .ok_or_else(|| format!("solver `{}` is not an ISH classifier", cell.solver.name))?;
-        let feats = features(cell.data, cell.dataset, &self.features)?;
+        let visual = self.features.with_variant(cell.solver);
+        let feats = features(cell.data, cell.dataset, &visual)?;
         let pos = positives(set);
         let genes: Vec<u64> = set.image_gene.iter().map(|&g| g as u64).collect();
         let input = CategoryData {
@@ -596,7 +787,27 @@ impl CellProtocol for FunctionCell {
             train_seconds,
             ..Default::default()
         };
-        self.records(set, &feats, &r, train_seconds, &mut out.records);
+        self.records(set, &feats, &visual, &r, train_seconds, &mut out.records);
+        let ex = exhibits::Exhibits {
+            set,
+            truth: cell.data.truth::<dyad_datasets::ish::standin::IshTruth>(),
+            feats: &feats,
+            visual: &visual,
+            r: &r,
+            seconds: train_seconds,
+        };
+        ex.same_gene(
+            self.s2_pairs,
+            derive_seed(cell.seed, &format!("funcish/s2/{}", cell.repeat)),
+            &mut out.records,
+        );
+        ex.planted_scale(&mut out.records);
+        if self.exhibits && cell.repeat == 0 {
+            out.artifacts.push(ex.top_categories(15));
+            out.artifacts.extend(ex.explanations());
+            out.artifacts.extend(ex.word_glyphs());
+            out.artifacts.extend(ex.overlay(&mut out.records)?);
+        }
         Ok(out)
     }
 }
@@ -606,6 +817,7 @@ impl FunctionCell {
         &self,
         set: &IshSet,
         feats: &Features,
+        visual: &VisualConfig,
         r: &NestedCvResult,
         seconds: f64,
         out: &mut Vec<Record>,
@@ -658,13 +870,21 @@ impl FunctionCell {
                 k as f64 / n as f64
             }
         };
+        // Without permutations there is no significance to count.
+        let tested = r.categories.iter().any(|c| c.p_value.is_some());
+        if tested {
+            for (m, v) in [
+                ("significant_fraction", frac(sig, all.len())),
+                ("neural_significant_fraction", frac(sig_n, neural_auc.len())),
+                ("other_significant_fraction", frac(sig_o, other_auc.len())),
+            ] {
+                out.push(rec(TEST, m, None, v));
+            }
+        }
         for (m, v) in [
             ("mean_auc", mean(&all)),
             ("neural_mean_auc", mean(&neural_auc)),
             ("other_mean_auc", mean(&other_auc)),
-            ("significant_fraction", frac(sig, all.len())),
-            ("neural_significant_fraction", frac(sig_n, neural_auc.len())),
-            ("other_significant_fraction", frac(sig_o, other_auc.len())),
             ("categories", all.len() as f64),
             ("neural_categories", neural_auc.len() as f64),
             ("images", set.n_images() as f64),
@@ -733,7 +953,7 @@ impl FunctionCell {
             }
         }
         // Fig. 5E: weights per scale (flat bags only: the pyramid's layout differs).
-        if self.features.pyramid.is_none() {
+        if visual.pyramid.is_none() {
             let levels = feats.dictionaries.num_levels();
             let k = feats.dictionaries.k();
             let w = &r.weights;
@@ -850,7 +1070,7 @@ impl Task for GeneRetrievalTask {
     }
     fn sources(&self) -> &'static [&'static str] {
         &[
-            "harness/src/tasks/funcish.rs",
+            "harness/src/tasks/funcish/",
             "algorithms/src/funcish/",
             "datasets/src/pipelines/dsift.rs",
             "datasets/src/pipelines/bow.rs",
