@@ -34,6 +34,16 @@ check: build
 build:
     cargo build --release --workspace --all-targets
 
+# A one-node Slurm cluster on this machine (Debian's slurmctld + slurmd + munge; root or sudo),
+# for `dyad reproduce --executor slurm`. Idempotent.
+slurm-up:
+    bash scripts/slurm-up.sh
+
+# The Slurm test against a running cluster: the OASIS quick profile as a job array, one task
+# killed, resubmitted, tables compared with the local quick run in results/tables/quick.
+slurm-test: build
+    DYAD_REQUIRE_SLURM=1 DYAD_SLURM_COMPARE_WITH="$PWD/results/tables/quick" cargo nextest run --release -p dyad-cli --test slurm --no-capture
+
 # Criterion benchmarks.
 bench:
     cargo bench --workspace

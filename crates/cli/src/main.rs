@@ -72,11 +72,51 @@ enum Command {
         run: RunArgs,
     },
     /// Run a paper (`oasis`), a figure (`oasis/fig5`) or everything, then write the report.
+    /// With `--executor slurm`, submit the missing cells as a Slurm job array instead (options
+    /// after `--` go to every `sbatch`: `-- --partition=cpu --time=2:00:00`).
     Reproduce {
         targets: Vec<String>,
         #[command(flatten)]
         run: RunArgs,
+        /// `local` (this process) or `slurm` (a job array over the shared cache, then a
+        /// dependent report job).
+        #[arg(long, default_value = "local")]
+        executor: Executor,
+        /// Slurm: at most this many array tasks at once (`--array=0-N%limit`; 0: no limit).
+        #[arg(long, default_value_t = 0)]
+        array_limit: usize,
+        /// Slurm: options for `sbatch`.
+        #[arg(last = true)]
+        sbatch: Vec<String>,
     },
+    /// The cells a reproduction would compute and an estimate of their CPU time from the
+    /// cached timings of similar cells.
+    Plan {
+        targets: Vec<String>,
+        #[arg(long, default_value = "paper")]
+        profile: Profile,
+        /// List every missing cell.
+        #[arg(long)]
+        cells: bool,
+        /// Also write the missing cells as a manifest here, for `dyad cell <manifest> <i>`
+        /// under any scheduler (or `dyad cell <manifest> --all` locally).
+        #[arg(long)]
+        manifest: Option<PathBuf>,
+    },
+    /// Compute cell `index` of a manifest (what one Slurm array task runs), or with `--all`
+    /// every cell of it here.
+    Cell {
+        manifest: PathBuf,
+        #[arg(required_unless_present = "all")]
+        index: Option<usize>,
+        #[arg(long)]
+        all: bool,
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        threads: Option<u32>,
+    },
+    /// Done / running / failed / pending cells of a manifest (default: the latest submission
+    /// under `<results>/slurm/`).
+    Status { manifest: Option<PathBuf> },
     /// List experiments and how many of their cells are cached (quick and paper profiles).
     List,
     /// Rebuild tables, figures and the report from cached cells.
@@ -101,6 +141,12 @@ enum Command {
         #[command(subcommand)]
         command: DataCommand,
     },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Executor {
+    Local,
+    Slurm,
 }
 
 #[derive(Subcommand)]
@@ -137,7 +183,67 @@ fn real_main() -> Result<ExitCode> {
     };
     match cli.command {
         Command::Run { specs, run } => run_and_write(&ws, &specs, &run, false),
-        Command::Reproduce { targets, run } => run_and_write(&ws, &targets, &run, true),
+        Command::Reproduce {
+            targets,
+            run,
+            executor: Executor::Local,
+            ..
+        } => run_and_write(&ws, &targets, &run, true),
+        Command::Reproduce {
+            targets,
+            run,
+            executor: Executor::Slurm,
+            array_limit,
+            sbatch,
+        } => slurm_submit(&ws, &targets, run.profile, array_limit, &sbatch),
+        Command::Plan {
+            targets,
+            profile,
+            cells,
+            manifest,
+        } => plan_cost(&ws, &targets, profile, cells, manifest.as_deref()),
+        Command::Cell {
+            manifest,
+            all: true,
+            threads,
+            ..
+        } => {
+            let s = dyad_harness::cluster::run_all(&manifest, threads.map(|t| t as usize))
+                .map_err(anyhow::Error::msg)?;
+            eprintln!(
+                "cells: {} computed, {} by another run, {} failed",
+                s.computed,
+                s.by_others,
+                s.failed.len()
+            );
+            Ok(if s.failed.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+        Command::Cell {
+            manifest,
+            index,
+            threads,
+            ..
+        } => {
+            let index = index.unwrap_or_default();
+            let s = dyad_harness::cluster::run_cell(&manifest, index, threads.map(|t| t as usize))
+                .map_err(anyhow::Error::msg)?;
+            eprintln!(
+                "cell {index}: {}",
+                if s.computed > 0 {
+                    "computed"
+                } else if s.by_others > 0 {
+                    "computed by another run"
+                } else {
+                    "already cached"
+                }
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Status { manifest } => slurm_status(&ws, manifest),
         Command::List => list(&ws),
         Command::Report { profile } => {
             let profile = profile.unwrap_or_else(|| last_profile(&ws));
@@ -243,6 +349,215 @@ fn run_and_write(
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn human_seconds(s: f64) -> String {
+    if s < 120.0 {
+        format!("{s:.0} s")
+    } else if s < 7200.0 {
+        format!("{:.1} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}
+
+fn plan_cost(
+    ws: &Workspace,
+    targets: &[String],
+    profile: Profile,
+    cells: bool,
+    manifest: Option<&std::path::Path>,
+) -> Result<ExitCode> {
+    let ctx = ws.data_context();
+    let plans = ws.plan(&ws.select_specs(targets)?, profile, &ctx)?;
+    if let Some(path) = manifest {
+        let m = dyad_harness::cluster::Manifest::missing(ws, targets, profile, &plans);
+        m.write(path).map_err(anyhow::Error::msg)?;
+        eprintln!("wrote {} ({} cells)", path.display(), m.cells.len());
+    }
+    let est = dyad_harness::cluster::estimate(ws, &plans);
+    let cache = ws.cache();
+    let (mut missing, mut seconds, mut unknown) = (0, 0.0, 0);
+    say!(
+        "{:<30} {:>8} {:>8} {:>12}  cells without a timing to go by",
+        "experiment",
+        "cells",
+        "missing",
+        "CPU (est.)"
+    );
+    for (p, (id, e)) in plans.iter().zip(&est) {
+        missing += e.missing;
+        seconds += e.seconds;
+        unknown += e.unknown;
+        say!(
+            "{:<30} {:>8} {:>8} {:>12}  {}",
+            id,
+            p.cells.len(),
+            e.missing,
+            if e.missing == 0 {
+                "—".to_string()
+            } else {
+                human_seconds(e.seconds)
+            },
+            if e.unknown > 0 {
+                e.unknown.to_string()
+            } else {
+                String::new()
+            }
+        );
+        if cells {
+            for (ci, c) in p.cells.iter().enumerate() {
+                if !cache.contains(&c.key) {
+                    say!("    {}", dyad_harness::run::describe(p, ci));
+                }
+            }
+        }
+    }
+    say!(
+        "profile `{profile}`: {missing} cells to compute, about {} of CPU for the {} with a cached \
+         similar cell (same experiment, data set and solver; else same data set and solver){}",
+        human_seconds(seconds),
+        missing - unknown,
+        if unknown > 0 {
+            format!(", plus {unknown} with no timing to go by")
+        } else {
+            String::new()
+        }
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `sbatch --parsable` and its job id.
+fn sbatch(args: &[String]) -> Result<String> {
+    let out = std::process::Command::new("sbatch")
+        .arg("--parsable")
+        .args(args)
+        .output()
+        .context(
+            "running sbatch (is Slurm installed? `just slurm-up` starts a one-node cluster)",
+        )?;
+    if !out.status.success() {
+        bail!(
+            "sbatch {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    Ok(text
+        .trim()
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .to_string())
+}
+
+fn slurm_submit(
+    ws: &Workspace,
+    targets: &[String],
+    profile: Profile,
+    limit: usize,
+    extra: &[String],
+) -> Result<ExitCode> {
+    use dyad_harness::cluster::{Manifest, slurm_scripts};
+    let ctx = ws.data_context();
+    let plans = ws.plan(&ws.select_specs(targets)?, profile, &ctx)?;
+    let m = Manifest::missing(ws, targets, profile, &plans);
+    let _ = std::fs::create_dir_all(&ws.results);
+    let _ = std::fs::write(ws.results.join("last-profile"), profile.as_str());
+    if m.cells.is_empty() {
+        eprintln!("every cell is cached: writing the report here");
+        let all = ws.plan(&ws.select_specs(&[])?, profile, &ctx)?;
+        let [html, md] = ws.report(&all, profile)?;
+        eprintln!("report: {} and {}", html.display(), md.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let dir = std::path::absolute(ws.results.join("slurm"))?.join(format!(
+        "{}-{}",
+        m.created,
+        profile.as_str()
+    ));
+    std::fs::create_dir_all(dir.join("logs"))?;
+    let manifest = dir.join("manifest.json");
+    m.write(&manifest).map_err(anyhow::Error::msg)?;
+    let dyad = std::env::current_exe().context("locating the dyad binary")?;
+    let (array, report) = slurm_scripts(&dyad, &manifest, &m);
+    std::fs::write(dir.join("array.sh"), array)?;
+    std::fs::write(dir.join("report.sh"), report)?;
+    let n = m.cells.len();
+    let range = if limit > 0 {
+        format!("0-{}%{limit}", n - 1)
+    } else {
+        format!("0-{}", n - 1)
+    };
+    let mut args = vec![format!("--array={range}")];
+    args.extend(extra.iter().cloned());
+    args.push(dir.join("array.sh").display().to_string());
+    let array_id = sbatch(&args)?;
+    let mut args = vec![format!("--dependency=afterany:{array_id}")];
+    args.extend(extra.iter().cloned());
+    args.push(dir.join("report.sh").display().to_string());
+    let report_id = sbatch(&args)?;
+    std::fs::write(dir.join("jobs"), format!("{array_id}\n{report_id}\n"))?;
+    say!("{}", manifest.display());
+    eprintln!(
+        "submitted {n} cells as Slurm array job {array_id} and the report as job {report_id} \
+         (after the array); `dyad status` shows progress, resubmitting computes only what is missing"
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn slurm_status(ws: &Workspace, manifest: Option<PathBuf>) -> Result<ExitCode> {
+    use dyad_harness::cluster::CellStatus;
+    let manifest = match manifest {
+        Some(m) => m,
+        None => {
+            let dir = ws.results.join("slurm");
+            let mut subs: Vec<PathBuf> = std::fs::read_dir(&dir)
+                .with_context(|| format!("{}: no submissions", dir.display()))?
+                .flatten()
+                .map(|e| e.path().join("manifest.json"))
+                .filter(|p| p.is_file())
+                .collect();
+            subs.sort();
+            subs.pop()
+                .with_context(|| format!("{}: no manifest", dir.display()))?
+        }
+    };
+    let (m, st) = dyad_harness::cluster::status(&manifest).map_err(anyhow::Error::msg)?;
+    let mut counts = [0usize; 4];
+    for (c, s) in m.cells.iter().zip(&st) {
+        let (i, text) = match s {
+            CellStatus::Done => (0, "done".to_string()),
+            CellStatus::Running(h) => (1, format!("running on {h}")),
+            CellStatus::Failed(e) => (2, format!("FAILED: {e}")),
+            CellStatus::Pending => (3, "pending".to_string()),
+        };
+        counts[i] += 1;
+        say!(
+            "{:<9} {}{}",
+            text.split(':').next().unwrap_or(""),
+            c.what,
+            match s {
+                CellStatus::Failed(_) | CellStatus::Running(_) => format!(" ({text})"),
+                _ => String::new(),
+            }
+        );
+    }
+    say!(
+        "{}: {} done, {} running, {} failed, {} pending (of {})",
+        manifest.display(),
+        counts[0],
+        counts[1],
+        counts[2],
+        counts[3],
+        m.cells.len()
+    );
+    Ok(if counts[2] > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// The profile of the last `run`/`reproduce` on these results (`results/last-profile`), else

@@ -324,3 +324,62 @@ fn closed_pipes_zero_threads_and_the_default_profile() {
         "{l}"
     );
 }
+
+/// A manifest of the missing cells runs anywhere `dyad cell` runs: one cell, then the rest
+/// here; `plan` estimates from the cells already timed, `status` follows.
+#[test]
+fn a_manifest_runs_cell_by_cell_and_status_follows() {
+    let ws = Ws::new(&spec(2, 40));
+    let manifest = ws.dir.path().join("manifest.json");
+    let out = ws.run(&[
+        "plan",
+        "--profile",
+        "quick",
+        "--cells",
+        "--manifest",
+        manifest.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        text.contains("4 cells to compute") && text.contains("plus 4 with no timing"),
+        "{text}"
+    );
+    let status = |ws: &Ws| {
+        let o = ws.run(&["status", manifest.to_str().unwrap()]);
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(
+        status(&ws).contains("0 done, 0 running, 0 failed, 4 pending"),
+        "{}",
+        status(&ws)
+    );
+    let out = ws.run(&["cell", manifest.to_str().unwrap(), "0"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        status(&ws).contains("1 done, 0 running, 0 failed, 3 pending"),
+        "{}",
+        status(&ws)
+    );
+    // The timed cell now gives the others (same solver, other repeat) an estimate.
+    let out = ws.run(&["plan", "--profile", "quick"]);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        text.contains("3 cells to compute") && text.contains("plus 2 with no timing"),
+        "{text}"
+    );
+    let out = ws.run(&["cell", manifest.to_str().unwrap(), "9"]);
+    assert!(!out.status.success() && stderr(&out).contains("no cell 9 (the manifest has 4)"));
+    let out = ws.run(&["cell", manifest.to_str().unwrap(), "--all"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        status(&ws).contains("4 done, 0 running, 0 failed, 0 pending"),
+        "{}",
+        status(&ws)
+    );
+    assert_eq!(ws.cached_cells().len(), 4);
+}

@@ -13,6 +13,7 @@
 pub mod cache;
 pub mod check;
 pub mod claims;
+pub mod cluster;
 pub mod data;
 pub mod peers;
 pub mod plan;

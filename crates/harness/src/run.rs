@@ -66,7 +66,8 @@ impl RunSummary {
 
 type Loaded = OnceLock<Result<Arc<Data>, String>>;
 
-fn describe(plan: &Plan, ci: usize) -> String {
+/// `spec data-set solver r<repeat> [key]`, as progress lines name a cell.
+pub fn describe(plan: &Plan, ci: usize) -> String {
     let c = &plan.cells[ci];
     format!(
         "{} {} {} r{} [{}]",
@@ -80,12 +81,31 @@ fn describe(plan: &Plan, ci: usize) -> String {
 
 /// Run every missing cell of `plans`.
 pub fn execute(plans: &[Plan], opts: &RunOptions) -> RunSummary {
+    execute_filtered(plans, opts, None)
+}
+
+/// Run the missing cells of `plans` whose keys are in `keys` (a cluster task's cell).
+pub fn execute_only(
+    plans: &[Plan],
+    opts: &RunOptions,
+    keys: &std::collections::BTreeSet<String>,
+) -> RunSummary {
+    execute_filtered(plans, opts, Some(keys))
+}
+
+fn execute_filtered(
+    plans: &[Plan],
+    opts: &RunOptions,
+    keys: Option<&std::collections::BTreeSet<String>>,
+) -> RunSummary {
     let cache = Cache::new(&opts.results);
     // Distinct cells (specs may share cells), first occurrence wins.
     let mut seen = BTreeMap::new();
     for (pi, p) in plans.iter().enumerate() {
         for (ci, c) in p.cells.iter().enumerate() {
-            seen.entry(c.key.clone()).or_insert((pi, ci));
+            if keys.is_none_or(|k| k.contains(&c.key)) {
+                seen.entry(c.key.clone()).or_insert((pi, ci));
+            }
         }
     }
     let mut summary = RunSummary {

@@ -1,0 +1,388 @@
+//! Cells computed elsewhere: a **manifest** of the missing cells of a reproduction, one
+//! process per cell (`dyad cell <manifest> <index>`), a Slurm job array that runs them over
+//! the shared cache, and the status of a manifest's cells.
+//!
+//! The manifest names the workspace (absolute paths of the specs, results and data), the
+//! profile and, per cell, its spec and content key. A task plans its spec again and computes
+//! exactly that cell through the same path as a local run ([`crate::run::execute_only`]):
+//! the cell is claimed in the cache (so concurrent tasks, local runs or a resubmission never
+//! compute it twice), stored atomically, released. A task whose cell fails leaves
+//! `failed/<index>.txt` beside the manifest (removed when a later attempt succeeds); one
+//! killed mid-way leaves a claim that goes stale ([`crate::cache::STALE_AFTER`]) and is taken
+//! over by the next attempt. Resubmitting a manifest computes only what is still missing.
+//!
+//! What the cache assumes of a shared file system (NFS v3+, Lustre, GPFS): atomic `rename`
+//! within a directory, atomic exclusive create (`O_CREAT | O_EXCL`), modification times that
+//! advance, and clocks of the nodes within [`crate::cache::STALE_AFTER`] of each other.
+
+use crate::Workspace;
+use crate::cache::Cache;
+use crate::plan::Plan;
+use crate::profile::Profile;
+use crate::run::{RunOptions, RunSummary};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Version of the manifest format.
+pub const MANIFEST_FORMAT: u32 = 1;
+
+/// The missing cells of a reproduction, for tasks that may run anywhere the paths resolve.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub format: u32,
+    /// Seconds since the Unix epoch.
+    pub created: u64,
+    pub profile: String,
+    pub experiments: PathBuf,
+    pub results: PathBuf,
+    pub data_dir: PathBuf,
+    /// The targets the reproduction was asked for (the report job plans them again).
+    pub targets: Vec<String>,
+    pub cells: Vec<ManifestCell>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ManifestCell {
+    /// Spec id (`oasis/fig5`).
+    pub spec: String,
+    pub key: String,
+    /// `spec data-set solver r<repeat> [key]`.
+    pub what: String,
+}
+
+/// Where a manifest's cell stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CellStatus {
+    Done,
+    /// A live run holds its claim (`host:pid`).
+    Running(String),
+    /// The last attempt failed (its message).
+    Failed(String),
+    Pending,
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+impl Manifest {
+    /// The missing cells of `plans` (distinct keys, first occurrence, plan order).
+    pub fn missing(ws: &Workspace, targets: &[String], profile: Profile, plans: &[Plan]) -> Self {
+        let cache = ws.cache();
+        let mut seen = BTreeSet::new();
+        let mut cells = Vec::new();
+        for p in plans {
+            for (ci, c) in p.cells.iter().enumerate() {
+                if seen.insert(c.key.clone()) && !cache.contains(&c.key) {
+                    cells.push(ManifestCell {
+                        spec: p.spec.id.clone(),
+                        key: c.key.clone(),
+                        what: crate::run::describe(p, ci),
+                    });
+                }
+            }
+        }
+        Manifest {
+            format: MANIFEST_FORMAT,
+            created: now(),
+            profile: profile.as_str().to_string(),
+            experiments: absolute(&ws.experiments),
+            results: absolute(&ws.results),
+            data_dir: absolute(&ws.data_dir),
+            targets: targets.to_vec(),
+            cells,
+        }
+    }
+
+    pub fn write(&self, path: &Path) -> Result<(), String> {
+        let text = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
+        crate::cache::write_atomic(path, text.as_bytes())
+            .map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    pub fn read(path: &Path) -> Result<Self, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let m: Manifest = serde_json::from_str(&text)
+            .map_err(|e| format!("{}: not a dyad manifest: {e}", path.display()))?;
+        if m.format != MANIFEST_FORMAT {
+            return Err(format!(
+                "{}: manifest format {} (this dyad reads {MANIFEST_FORMAT})",
+                path.display(),
+                m.format
+            ));
+        }
+        Ok(m)
+    }
+
+    pub fn workspace(&self) -> Workspace {
+        Workspace {
+            experiments: self.experiments.clone(),
+            results: self.results.clone(),
+            data_dir: self.data_dir.clone(),
+        }
+    }
+
+    pub fn profile(&self) -> Result<Profile, String> {
+        self.profile
+            .parse()
+            .map_err(|_| format!("manifest profile `{}`", self.profile))
+    }
+}
+
+/// The failure marker of cell `index` beside the manifest.
+pub fn failure_path(manifest: &Path, index: usize) -> PathBuf {
+    manifest
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join("failed")
+        .join(format!("{index}.txt"))
+}
+
+/// Compute cell `index` of the manifest at `path` (one cluster task). `Ok` when the cell is
+/// cached afterwards (computed here, or already by another run).
+pub fn run_cell(path: &Path, index: usize, threads: Option<usize>) -> Result<RunSummary, String> {
+    let m = Manifest::read(path)?;
+    let cell = m.cells.get(index).ok_or_else(|| {
+        format!(
+            "{}: no cell {index} (the manifest has {})",
+            path.display(),
+            m.cells.len()
+        )
+    })?;
+    let ws = m.workspace();
+    let profile = m.profile()?;
+    let marker = failure_path(path, index);
+    let outcome = (|| {
+        let ctx = ws.data_context();
+        let specs = ws
+            .select_specs(std::slice::from_ref(&cell.spec))
+            .map_err(|e| e.to_string())?;
+        let plans = ws.plan(&specs, profile, &ctx).map_err(|e| e.to_string())?;
+        if !plans
+            .iter()
+            .any(|p| p.cells.iter().any(|c| c.key == cell.key))
+        {
+            return Err(format!(
+                "cell {index} ({}) is no longer in the plan of `{}`: the spec or the code \
+                 changed since the manifest was written; write a new one",
+                cell.what, cell.spec
+            ));
+        }
+        let opts = RunOptions {
+            results: ws.results.clone(),
+            keep_going: false,
+            threads,
+            progress: crate::run::Progress::Plain,
+        };
+        let keys = BTreeSet::from([cell.key.clone()]);
+        let summary = crate::run::execute_only(&plans, &opts, &keys);
+        match summary.failed.first() {
+            Some(f) => Err(f.error.clone()),
+            None if ws.cache().contains(&cell.key) => Ok(summary),
+            None => Err(format!("cell {index} ({}) was not stored", cell.what)),
+        }
+    })();
+    match &outcome {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&marker);
+        }
+        Err(e) => {
+            let _ = crate::cache::write_atomic(&marker, format!("{}\n{e}\n", cell.what).as_bytes());
+        }
+    }
+    outcome
+}
+
+/// Compute every cell of a manifest here (the local executor on a manifest), in parallel
+/// through the same claims as cluster tasks.
+pub fn run_all(path: &Path, threads: Option<usize>) -> Result<RunSummary, String> {
+    let m = Manifest::read(path)?;
+    let ws = m.workspace();
+    let profile = m.profile()?;
+    let ctx = ws.data_context();
+    let specs: Vec<String> = m
+        .cells
+        .iter()
+        .map(|c| c.spec.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let plans = ws
+        .plan(
+            &ws.select_specs(&specs).map_err(|e| e.to_string())?,
+            profile,
+            &ctx,
+        )
+        .map_err(|e| e.to_string())?;
+    let keys: BTreeSet<String> = m.cells.iter().map(|c| c.key.clone()).collect();
+    let opts = RunOptions {
+        results: ws.results.clone(),
+        keep_going: true,
+        threads,
+        progress: crate::run::Progress::Auto,
+    };
+    let summary = crate::run::execute_only(&plans, &opts, &keys);
+    let cache = ws.cache();
+    for (i, c) in m.cells.iter().enumerate() {
+        let marker = failure_path(path, i);
+        if cache.contains(&c.key) {
+            let _ = std::fs::remove_file(&marker);
+        } else if let Some(f) = summary.failed.iter().find(|f| f.cell == c.what) {
+            let _ = crate::cache::write_atomic(
+                &marker,
+                format!("{}\n{}\n", c.what, f.error).as_bytes(),
+            );
+        }
+    }
+    Ok(summary)
+}
+
+/// The status of every cell of a manifest.
+pub fn status(path: &Path) -> Result<(Manifest, Vec<CellStatus>), String> {
+    let m = Manifest::read(path)?;
+    let cache = Cache::new(&m.results);
+    let st = m
+        .cells
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            if cache.contains(&c.key) {
+                CellStatus::Done
+            } else if let Some(h) = cache.holder(&c.key) {
+                CellStatus::Running(format!("{}:{}", h.host, h.pid))
+            } else if let Ok(t) = std::fs::read_to_string(failure_path(path, i)) {
+                CellStatus::Failed(t.lines().skip(1).collect::<Vec<_>>().join(" "))
+            } else {
+                CellStatus::Pending
+            }
+        })
+        .collect();
+    Ok((m, st))
+}
+
+/// An estimate of a plan's missing work from the cached timings of similar cells.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Estimate {
+    pub missing: usize,
+    /// Wall seconds of the missing cells that have a similar cached cell.
+    pub seconds: f64,
+    /// Missing cells with no similar cached cell.
+    pub unknown: usize,
+}
+
+/// For each missing cell, the mean wall time of the cached cells of the same experiment,
+/// data set and solver (other repeats), else of the same solver and data set in any
+/// experiment of the profile.
+pub fn estimate(ws: &Workspace, plans: &[Plan]) -> Vec<(String, Estimate)> {
+    let cache = ws.cache();
+    // (spec, data set, solver label) -> wall seconds; (data set name, solver name) -> same.
+    let mut near: BTreeMap<(String, String, String), Vec<f64>> = BTreeMap::new();
+    let mut far: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
+    for p in plans {
+        for c in &p.cells {
+            if let Some(r) = cache.get(&c.key) {
+                let (d, s) = (&p.datasets[c.dataset], &p.solvers[c.solver]);
+                near.entry((p.spec.id.clone(), d.id.clone(), s.label.clone()))
+                    .or_default()
+                    .push(r.wall_seconds);
+                far.entry((d.resolved.name.to_string(), s.name.to_string()))
+                    .or_default()
+                    .push(r.wall_seconds);
+            }
+        }
+    }
+    let mean = |v: &Vec<f64>| v.iter().sum::<f64>() / v.len() as f64;
+    let mut seen = BTreeSet::new();
+    plans
+        .iter()
+        .map(|p| {
+            let mut e = Estimate::default();
+            for c in &p.cells {
+                if !seen.insert(c.key.clone()) || cache.contains(&c.key) {
+                    continue;
+                }
+                e.missing += 1;
+                let (d, s) = (&p.datasets[c.dataset], &p.solvers[c.solver]);
+                match near
+                    .get(&(p.spec.id.clone(), d.id.clone(), s.label.clone()))
+                    .or_else(|| far.get(&(d.resolved.name.to_string(), s.name.to_string())))
+                {
+                    Some(v) => e.seconds += mean(v),
+                    None => e.unknown += 1,
+                }
+            }
+            (p.spec.id.clone(), e)
+        })
+        .collect()
+}
+
+/// The batch scripts of a Slurm submission: the array (one task per manifest cell) and the
+/// report job.
+pub fn slurm_scripts(dyad: &Path, manifest: &Path, m: &Manifest) -> (String, String) {
+    let q = |p: &Path| shell_quote(&p.display().to_string());
+    let dir = manifest.parent().unwrap_or(Path::new("."));
+    let common = format!(
+        "cd {}\nexport DYAD_DATA_DIR={}\n",
+        q(&std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."))),
+        q(&m.data_dir)
+    );
+    let array = format!(
+        "#!/bin/bash\n# One dyad cell per array task (written by `dyad reproduce --executor slurm`).\n\
+         #SBATCH --job-name=dyad-cells\n#SBATCH --output={}/logs/cell-%a.out\n{common}\
+         exec {} cell {} \"$SLURM_ARRAY_TASK_ID\" --threads \"${{SLURM_CPUS_PER_TASK:-1}}\"\n",
+        dir.display(),
+        q(dyad),
+        q(manifest)
+    );
+    let report = format!(
+        "#!/bin/bash\n# Tables, figures and the report once the array has ended (afterany).\n\
+         #SBATCH --job-name=dyad-report\n#SBATCH --output={}/logs/report.out\n{common}\
+         {} status {} || true\nexec {} --experiments {} --results {} report --profile {}\n",
+        dir.display(),
+        q(dyad),
+        q(manifest),
+        q(dyad),
+        q(&m.experiments),
+        q(&m.results),
+        m.profile,
+    );
+    (array, report)
+}
+
+/// `s` quoted for a POSIX shell.
+pub fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-=:,+".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting_survives_the_shell() {
+        assert_eq!(shell_quote("/a/b-c_d.json"), "/a/b-c_d.json");
+        assert_eq!(shell_quote("a b"), "'a b'");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(shell_quote(""), "''");
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("printf %s {}", shell_quote("x 'y' $z")))
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8(out.stdout).unwrap(), "x 'y' $z");
+    }
+}

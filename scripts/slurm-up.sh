@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# A real single-node Slurm cluster on this machine (Debian's slurmctld + slurmd 22.05 with
+# munge), for `dyad reproduce --executor slurm` and its test. Idempotent: installs what is
+# missing (apt), writes /etc/slurm/slurm.conf for this host (all its CPUs and memory), starts
+# munged, slurmctld and slurmd without systemd, and waits until the node is idle.
+# Needs root (or sudo). `scripts/slurm-down.sh` stops the daemons.
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+
+need=()
+for b in slurmctld:slurmctld slurmd:slurmd munged:munge sbatch:slurm-client; do
+  command -v "${b%%:*}" >/dev/null 2>&1 || [ -x "/usr/sbin/${b%%:*}" ] || need+=("${b##*:}")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  echo "slurm-up: installing ${need[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+host=$(hostname -s)
+cpus=$(nproc --all)
+mem_mb=$(( $(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1024 - 1024 ))
+state=/var/spool/slurmctld
+spool=/var/spool/slurmd
+$SUDO mkdir -p /etc/slurm "$state" "$spool" /var/log/slurm /run/munge /var/lib/munge /var/log/munge
+if [ ! -s /etc/munge/munge.key ]; then
+  $SUDO mungekey --create --keyfile /etc/munge/munge.key 2>/dev/null ||
+    $SUDO dd if=/dev/urandom of=/etc/munge/munge.key bs=1024 count=1 status=none
+fi
+$SUDO chown -R munge:munge /etc/munge /run/munge /var/lib/munge /var/log/munge
+$SUDO chmod 0700 /etc/munge /var/lib/munge /var/log/munge
+$SUDO chmod 0400 /etc/munge/munge.key
+$SUDO chmod 0755 /run/munge
+
+$SUDO tee /etc/slurm/slurm.conf >/dev/null <<CONF
+# Written by dyad's scripts/slurm-up.sh: one node, this machine.
+ClusterName=dyad
+SlurmctldHost=${host}
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+StateSaveLocation=${state}
+SlurmdSpoolDir=${spool}
+SlurmctldPidFile=/run/slurmctld.pid
+SlurmdPidFile=/run/slurmd.pid
+SlurmctldLogFile=/var/log/slurm/slurmctld.log
+SlurmdLogFile=/var/log/slurm/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+ReturnToService=2
+MpiDefault=none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+SchedulerParameters=defer_batch
+MinJobAge=300
+KillWait=5
+SlurmctldTimeout=30
+SlurmdTimeout=30
+InactiveLimit=0
+Waittime=0
+NodeName=${host} CPUs=${cpus} RealMemory=${mem_mb} State=UNKNOWN
+PartitionName=main Nodes=${host} Default=YES MaxTime=INFINITE State=UP
+CONF
+# No cgroup confinement (containers often lack a writable cgroup tree): linuxproc tracks
+# processes, task/none binds nothing.
+$SUDO rm -f /etc/slurm/cgroup.conf
+
+as_munge() {
+  if [ -n "$SUDO" ]; then sudo -u munge "$@"; else runuser -u munge -- "$@"; fi
+}
+if [ ! -S /run/munge/munge.socket.2 ] || ! pgrep -x munged >/dev/null; then
+  as_munge /usr/sbin/munged
+fi
+pgrep -x slurmctld >/dev/null || $SUDO /usr/sbin/slurmctld
+pgrep -x slurmd >/dev/null || $SUDO /usr/sbin/slurmd
+for _ in $(seq 1 60); do
+  if sinfo -h -N -o '%T' 2>/dev/null | grep -qE '^(idle|mixed|allocated)'; then
+    echo "slurm-up: node ${host} up ($(sinfo -h -N -o '%c CPUs, %T'))"
+    exit 0
+  fi
+  scontrol update NodeName="${host}" State=RESUME >/dev/null 2>&1 || true
+  sleep 1
+done
+echo "slurm-up: the node did not come up; see /var/log/slurm/slurmctld.log and slurmd.log" >&2
+sinfo -N >&2 || true
+exit 1
