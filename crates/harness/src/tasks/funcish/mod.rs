@@ -544,6 +544,20 @@ static FUNCTION_METRICS: &[Metric] = &[
         "stand-in only: fraction of programme-carrying categories whose largest standardised weight lies at the planted scale (chance 1/4)"
     ),
     metric!(
+        "programme_mean_auc",
+        "mean AUC (programme)",
+        true,
+        false,
+        "stand-in only: mean AUC of the categories that own a planted texture programme"
+    ),
+    metric!(
+        "no_programme_mean_auc",
+        "mean AUC (no programme)",
+        true,
+        false,
+        "stand-in only: mean AUC of the categories without a programme of their own"
+    ),
+    metric!(
         "planted_scale_categories",
         "programme categories",
         true,
@@ -632,7 +646,7 @@ impl Task for GeneFunctionTask {
         "gene-function"
     }
     fn version(&self) -> u32 {
-        2
+        3
     }
     fn description(&self) -> &'static str {
         "FuncISH: GO categories predicted from bags of visual words of ISH images; held-out AUC per category, significance, neural vs other"
