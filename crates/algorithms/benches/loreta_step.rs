@@ -3,7 +3,10 @@
 //! non-zeros, `g2 = p+ - p-` with about 200. The target of the issue is at most 0.5 ms per
 //! step at `n = m = 10^4`, `k = 50` on one core. Also a few other `n` and `k`, and one
 //! LORETA-1-PSD step (Algorithm 5, literal pseudo-inverse updates) for comparison. The state
-//! holds `A`, `B`, `A^{+T}`, `B^{+T}`: `4nk` floats for `m = n` (printed once per size).
+//! holds `A`, `B`, `A^{+T}`, `B^{+T}`: `4nk` floats for `m = n` (printed once per size). The
+//! `sweep` entries are the memory bound of a step: one read-modify-write pass (one add per
+//! element) over four arrays of the same size, which every LORETA-1 step must at least do
+//! (every entry of the four matrices changes at every step).
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use dyad_algorithms::fixtures::random_sparse;
@@ -71,6 +74,25 @@ fn bench(c: &mut Criterion) {
                             )
                             .expect("finite step"),
                     )
+                })
+            },
+        );
+    }
+    // The memory bound: a bare read-modify-write sweep over the same 4nk floats (four
+    // separate n x k arrays, like A, A^{+T}, B, B^{+T}), one add per element.
+    for (n, k) in [(10_000usize, 50usize), (100_000, 50)] {
+        let mut arrays: Vec<Vec<f64>> = (0..4).map(|_| vec![1.0; n * k]).collect();
+        group.bench_with_input(
+            BenchmarkId::new("sweep", format!("n={n},k={k}")),
+            &n,
+            |bch, _| {
+                bch.iter(|| {
+                    for a in arrays.iter_mut() {
+                        for x in a.iter_mut() {
+                            *x += 1e-3;
+                        }
+                    }
+                    black_box(&arrays);
                 })
             },
         );

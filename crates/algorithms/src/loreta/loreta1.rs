@@ -47,12 +47,30 @@
 //! algorithm (and both against SVD pseudo-inverses) in the tests.
 //!
 //! **Speed.** The pass is compiled for AVX-512, AVX2 and the baseline (`crate::simd`), the
-//! widest one chosen at run time, with bit-identical results. Measured once
-//! (`benches/loreta_step.rs`, AVX-512, one core of a 2-core VM shared with other jobs, load
-//! about 3): 0.81 ms per step at `n = m = 10^4`, `k = 50` (the target is 0.5 ms; a
-//! bare read-modify-write sweep over the same 16 MB took 0.30 ms on that machine), 0.33 ms
-//! at `k = 10`, 2.0 ms at `k = 100`, 0.12 ms at `n = m = 10^3`, 9.6 ms at `n = m = 10^5`
-//! (160 MB, out of cache).
+//! widest one chosen at run time, with bit-identical results. Measured
+//! (`benches/loreta_step.rs`, AVX-512, AMD EPYC Zen 4 at about 3.6 GHz, one core of a
+//! 2-core VM whose other core runs a memory-heavy job): 0.77 ms per step at `n = m = 10^4`,
+//! `k = 50` in a quiet moment (0.31 ms at `k = 10`, 1.8 ms at `k = 100`, 0.11 ms at `n = m =
+//! 10^3`, 8.9 ms at `n = m = 10^5`), 1.2-1.4 ms when the other core loads the shared cache
+//! and memory. The target is 0.5 ms. The floor, per step at `n = m = 10^4`, `k =
+//! 50`: (a) memory: every entry of `A`, `A^{+T}`, `B`, `B^{+T}` changes at every step, so a
+//! step reads and writes all 16 MB; the bench's bare read-modify-write `sweep` over the same
+//! 16 MB takes 0.30 ms quiet (0.44-0.46 ms loaded); (b) arithmetic: 12 flops per element
+//! (`A_i += a3_i d`: 2; `A^{+T}_i += x r1 + y r2`: 4; two dot products: 4; `nh`: 2), with
+//! no fused multiply-add (the bits are fixed by the unfused order; on Zen 4 fusing would
+//! not help much anyway, with about one 512-bit multiply or FMA and one 512-bit add per
+//! cycle), i.e. about `12 (n+m) k / 16` cycles = 0.21 ms. The measured 0.77 ms is above even
+//! the sum of the two plus the gathers of the 300 rows of `g1`, `g2` (about 0.03 ms): the
+//! memory stalls and the arithmetic do not overlap, and the per-row scalar work (sparse
+//! walks, reduction trees, the `k mod 8` tail) adds the rest. Tried and measured slower or
+//! no better (experiments, not kept): two rows at a time sharing the loads of the
+//! `k`-vectors (the interleaved rows defeat the hardware prefetcher: 2x slower at `k =
+//! 100`), one row at a time with the eight rows' dot-product trees reduced lane-parallel
+//! and `nh` updated once per eight rows (within noise at `k = 50`, 15% slower at `k =
+//! 100`), software prefetch (10% slower). What would lower the floor is less memory
+//! traffic, not fewer instructions: e.g. deferring the writes of `A`, `B` (which the step
+//! only writes, and reads only at the gathered rows) over several steps, which removed
+//! about 20% of the step in an experiment that skipped them.
 //!
 //! All updates read the *old* `A`, `A^+`, `B`, `B^+` (spec §2.3 in-place order \[CHOICE\]):
 //! the reading passes of both factors run before either is written.
