@@ -47,6 +47,8 @@ struct Series {
     color: RGBColor,
     dashed: bool,
     points: Vec<CurvePoint>,
+    /// Points only, no line (a scatter of one solver against another).
+    scatter: bool,
 }
 
 struct Panel {
@@ -64,6 +66,9 @@ fn panels(res: &ExperimentResults<'_>, plot: &PlotSpec) -> Vec<Panel> {
     };
     if let (XAxis::Param, Some(param)) = (&plot.x, &plot.x_param) {
         return vec![param_panel(res, plot, &sets, param)];
+    }
+    if let Some(versus) = &plot.scatter_versus {
+        return scatter_panels(res, plot, &sets, versus);
     }
     plan.datasets
         .iter()
@@ -146,6 +151,7 @@ fn panels(res: &ExperimentResults<'_>, plot: &PlotSpec) -> Vec<Panel> {
                         name,
                         color: PALETTE[(si + shade) % PALETTE.len()],
                         dashed: set == "train" || set == "validation" || relative == Some(si),
+                        scatter: false,
                         points,
                     });
                 }
@@ -178,12 +184,110 @@ fn panels(res: &ExperimentResults<'_>, plot: &PlotSpec) -> Vec<Panel> {
         .collect()
 }
 
+/// `scatter_versus`: per data set, every drawn solver's per-coordinate means against the
+/// named solver's, and the diagonal.
+fn scatter_panels(
+    res: &ExperimentResults<'_>,
+    plot: &PlotSpec,
+    sets: &[String],
+    versus: &str,
+) -> Vec<Panel> {
+    let plan = res.plan;
+    let Some(vi) = plan
+        .solvers
+        .iter()
+        .position(|sv| sv.label == versus || sv.name == versus)
+    else {
+        return Vec::new();
+    };
+    plan.datasets
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| plot.datasets.is_empty() || plot.datasets.contains(&d.id))
+        .map(|(di, d)| {
+            let mut series = Vec::new();
+            let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+            for set in sets {
+                let base: std::collections::BTreeMap<u64, f64> = res
+                    .curve(di, vi, set, &plot.metric, &plot.x, plot.k)
+                    .into_iter()
+                    .map(|p| (p.x.to_bits(), p.y.mean))
+                    .collect();
+                for (si, sv) in plan.solvers.iter().enumerate() {
+                    let drawn = plot.solvers.is_empty()
+                        || plot
+                            .solvers
+                            .iter()
+                            .any(|s| *s == sv.label || s == sv.name || *s == sv.series);
+                    if si == vi || !drawn {
+                        continue;
+                    }
+                    let points: Vec<CurvePoint> = res
+                        .curve(di, si, set, &plot.metric, &plot.x, plot.k)
+                        .into_iter()
+                        .filter_map(|p| base.get(&p.x.to_bits()).map(|&x| CurvePoint { x, y: p.y }))
+                        .collect();
+                    for q in &points {
+                        lo = lo.min(q.x).min(q.y.mean);
+                        hi = hi.max(q.x).max(q.y.mean);
+                    }
+                    if !points.is_empty() {
+                        series.push(Series {
+                            name: if sets.len() > 1 {
+                                format!("{} ({set})", sv.label)
+                            } else {
+                                sv.label.clone()
+                            },
+                            color: PALETTE[si % PALETTE.len()],
+                            dashed: false,
+                            points,
+                            scatter: true,
+                        });
+                    }
+                }
+            }
+            if lo < hi {
+                let at = |v: f64| CurvePoint {
+                    x: v,
+                    y: Stat {
+                        mean: v,
+                        sd: 0.0,
+                        sem: 0.0,
+                        n: 1,
+                    },
+                };
+                series.push(Series {
+                    name: "y = x".into(),
+                    color: BLACK,
+                    dashed: true,
+                    points: vec![at(lo), at(hi)],
+                    scatter: false,
+                });
+            }
+            Panel {
+                caption: format!(
+                    "{}{}",
+                    d.id,
+                    if d.resolved.synthetic {
+                        " [SYNTHETIC stand-in]"
+                    } else {
+                        ""
+                    }
+                ),
+                series,
+                chance: None,
+            }
+        })
+        .collect()
+}
+
 /// The series of a plot's reference metric: black, solid.
 fn reference(r: &crate::spec::ReferenceSeries, points: Vec<CurvePoint>) -> Series {
     Series {
         name: r.label.clone(),
         color: BLACK,
         dashed: false,
+        scatter: false,
         points,
     }
 }
@@ -345,6 +449,7 @@ fn param_panel(
             name,
             color: PALETTE[si % PALETTE.len()],
             dashed: false,
+            scatter: false,
             points,
         });
     }
@@ -375,6 +480,7 @@ fn param_panel(
                     name,
                     color: PALETTE[si % PALETTE.len()],
                     dashed: true,
+                    scatter: false,
                     points: vec![p, CurvePoint { x: hi, ..p }],
                 });
             }
@@ -397,6 +503,7 @@ fn param_panel(
             name,
             color: PALETTE[si % PALETTE.len()],
             dashed: false,
+            scatter: false,
             points,
         });
     }
@@ -425,6 +532,7 @@ fn param_panel(
             name: o.label.clone(),
             color,
             dashed: false,
+            scatter: false,
             points: points.clone(),
         });
         if let (Some(e), Some(to)) = (o.exponent, o.extrapolate_to) {
@@ -455,6 +563,7 @@ fn param_panel(
                 name: format!("{} extrapolated (x^{e})", o.label),
                 color,
                 dashed: true,
+                scatter: false,
                 points,
             });
         }
@@ -1810,6 +1919,7 @@ fn draw<DB: DrawingBackend>(
                     pts.iter().map(|q| pl.px(q.x, q.y.mean)).collect()
                 };
             let style = s_.color.stroke_width(sw(1.6));
+            let line = if s_.scatter { Vec::new() } else { line };
             for run in clip_polyline(&line, &r) {
                 let run: Vec<(i32, i32)> = run.into_iter().map(p).collect();
                 if s_.dashed {
@@ -1844,7 +1954,7 @@ fn draw<DB: DrawingBackend>(
                     }
                 }
             }
-            if marked(s_) {
+            if marked(s_) || s_.scatter {
                 for q in &pts {
                     let c = pl.px(q.x, q.y.mean);
                     if r.grow(0.5).contains(c) {

@@ -274,6 +274,11 @@ pub struct PlotSpec {
     /// dashed zero line ("improvement over RankSVM"). Not with `x = "seconds"` or `"param"`.
     #[serde(default)]
     pub relative_to: Option<String>,
+    /// With `x` a coordinate (e.g. `"category"`): a scatter of every drawn solver's mean at
+    /// each coordinate value (y) against this solver's (x), with the line y = x (FuncISH
+    /// Fig. S4: per-category AUCs of two dictionary sizes).
+    #[serde(default)]
+    pub scatter_versus: Option<String>,
     /// A metric the cells record beside the solver's result (e.g. `optimal_nmi`, clustering
     /// by the true parameters), drawn once in black with its label.
     #[serde(default)]
