@@ -51,6 +51,31 @@ struct Series {
     scatter: bool,
 }
 
+/// Whether `plot` draws solver `sv`: its `solvers` (labels, registry names or a grid's series
+/// label), else all.
+fn solver_drawn(plot: &PlotSpec, sv: &crate::plan::SolverInstance) -> bool {
+    plot.solvers.is_empty()
+        || plot
+            .solvers
+            .iter()
+            .any(|s| *s == sv.label || s == sv.name || *s == sv.series)
+}
+
+/// Whether `plot` draws data set `d` (its `datasets`, else all).
+fn dataset_drawn(plot: &PlotSpec, d: &crate::plan::DatasetInstance) -> bool {
+    plot.datasets.is_empty() || plot.datasets.contains(&d.id)
+}
+
+/// A panel's caption: the data set's id, marked when it is a stand-in.
+fn panel_caption(d: &crate::plan::DatasetInstance) -> String {
+    let tag = if d.resolved.synthetic {
+        " [SYNTHETIC stand-in]"
+    } else {
+        ""
+    };
+    format!("{}{tag}", d.id)
+}
+
 struct Panel {
     caption: String,
     series: Vec<Series>,
@@ -73,7 +98,7 @@ fn panels(res: &ExperimentResults<'_>, plot: &PlotSpec) -> Vec<Panel> {
     plan.datasets
         .iter()
         .enumerate()
-        .filter(|(_, d)| plot.datasets.is_empty() || plot.datasets.contains(&d.id))
+        .filter(|(_, d)| dataset_drawn(plot, d))
         .map(|(di, d)| {
             let mut series = Vec::new();
             // With `envelope`, the instances of one grid are one series (drawn at its first
@@ -85,12 +110,7 @@ fn panels(res: &ExperimentResults<'_>, plot: &PlotSpec) -> Vec<Panel> {
                     .position(|sv| sv.label == *r || sv.name == *r)
             });
             for (si, sv) in plan.solvers.iter().enumerate() {
-                if !plot.solvers.is_empty()
-                    && !plot
-                        .solvers
-                        .iter()
-                        .any(|s| *s == sv.label || s == sv.name || *s == sv.series)
-                {
+                if !solver_drawn(plot, sv) {
                     continue;
                 }
                 let members: Vec<usize> = if plot.envelope {
@@ -170,13 +190,8 @@ fn panels(res: &ExperimentResults<'_>, plot: &PlotSpec) -> Vec<Panel> {
                     .map(|p| p.y.mean)
                     .next()
             });
-            let tag = if d.resolved.synthetic {
-                " [SYNTHETIC stand-in]"
-            } else {
-                ""
-            };
             Panel {
-                caption: format!("{}{tag}", d.id),
+                caption: panel_caption(d),
                 series,
                 chance: chance.flatten(),
             }
@@ -203,7 +218,7 @@ fn scatter_panels(
     plan.datasets
         .iter()
         .enumerate()
-        .filter(|(_, d)| plot.datasets.is_empty() || plot.datasets.contains(&d.id))
+        .filter(|(_, d)| dataset_drawn(plot, d))
         .map(|(di, d)| {
             let mut series = Vec::new();
             let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
@@ -214,12 +229,7 @@ fn scatter_panels(
                     .map(|p| (p.x.to_bits(), p.y.mean))
                     .collect();
                 for (si, sv) in plan.solvers.iter().enumerate() {
-                    let drawn = plot.solvers.is_empty()
-                        || plot
-                            .solvers
-                            .iter()
-                            .any(|s| *s == sv.label || s == sv.name || *s == sv.series);
-                    if si == vi || !drawn {
+                    if si == vi || !solver_drawn(plot, sv) {
                         continue;
                     }
                     let points: Vec<CurvePoint> = res
@@ -265,15 +275,7 @@ fn scatter_panels(
                 });
             }
             Panel {
-                caption: format!(
-                    "{}{}",
-                    d.id,
-                    if d.resolved.synthetic {
-                        " [SYNTHETIC stand-in]"
-                    } else {
-                        ""
-                    }
-                ),
+                caption: panel_caption(d),
                 series,
                 chance: None,
             }
@@ -394,18 +396,9 @@ fn param_panel(
     // Instances of one spec solver whose grid sets the parameter (LORETA at ranks 10 ...
     // 400) form one series per data set, in the colour of its first instance.
     let mut grid_series: Vec<(String, usize, Vec<CurvePoint>)> = Vec::new();
-    let drawn_set = |d: &crate::plan::DatasetInstance| {
-        plot.datasets.is_empty() || plot.datasets.contains(&d.id)
-    };
+    let drawn_set = |d: &crate::plan::DatasetInstance| dataset_drawn(plot, d);
     let several = plan.datasets.iter().filter(|d| drawn_set(d)).count() > 1;
-    // The plot's `solvers` (labels, registry names or a grid's series label), else all.
-    let drawn = |sv: &crate::plan::SolverInstance| {
-        plot.solvers.is_empty()
-            || plot
-                .solvers
-                .iter()
-                .any(|s| *s == sv.label || s == sv.name || *s == sv.series)
-    };
+    let drawn = |sv: &crate::plan::SolverInstance| solver_drawn(plot, sv);
     for (si, sv) in plan.solvers.iter().enumerate() {
         if !drawn(sv) {
             continue;

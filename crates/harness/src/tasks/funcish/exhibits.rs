@@ -157,7 +157,8 @@ impl Exhibits<'_> {
         if genes.len() < 3 || p.ncols() == 0 {
             return None;
         }
-        let row = |g: usize| p.row(first[g]).to_vec();
+        // Rows of the standard-layout probabilities: slices, no copy per comparison.
+        let row = |g: usize| p.row(first[g]).to_slice().expect("contiguous rows");
         let top5 = |a: &[f64], b: &[f64]| -> Vec<usize> {
             flat_explain(a, b, 5).into_iter().map(|(c, _)| c).collect()
         };
@@ -167,11 +168,11 @@ impl Exhibits<'_> {
             let mut near: Vec<(usize, f64)> = genes
                 .iter()
                 .filter(|&&g| g != a)
-                .map(|&g| (g, cosine(&ra, &row(g))))
+                .map(|&g| (g, cosine(ra, row(g))))
                 .collect();
             near.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
             near.truncate(10);
-            let expl: Vec<Vec<usize>> = near.iter().map(|&(g, _)| top5(&ra, &row(g))).collect();
+            let expl: Vec<Vec<usize>> = near.iter().map(|&(g, _)| top5(ra, row(g))).collect();
             for i in 0..near.len() {
                 for j in i + 1..near.len() {
                     let shared = expl[i].iter().filter(|c| expl[j].contains(c)).count();
@@ -186,8 +187,8 @@ impl Exhibits<'_> {
         }
         let (_, _, a, b1, b2) = best?;
         let (ra, r1, r2) = (row(a), row(b1), row(b2));
-        let e1 = flat_explain(&ra, &r1, 5);
-        let e2 = flat_explain(&ra, &r2, 5);
+        let e1 = flat_explain(ra, r1, 5);
+        let e2 = flat_explain(ra, r2, 5);
         let term = |c: usize| &self.set.terms[self.set.categories[c].term as usize];
         let rows = e1
             .iter()
@@ -210,9 +211,9 @@ impl Exhibits<'_> {
                 "Table 2: the five GO categories explaining the flat-sim of {} with {} ({:.3}, left) and with {} ({:.3}, right)",
                 name(a),
                 name(b1),
-                cosine(&ra, &r1),
+                cosine(ra, r1),
                 name(b2),
-                cosine(&ra, &r2)
+                cosine(ra, r2)
             ),
             &[
                 &format!("{}–{} GO ID", name(a), name(b1)),
@@ -325,12 +326,11 @@ impl Exhibits<'_> {
                 }
             }
         }
-        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
         if !with.is_empty() {
-            out.push(self.rec("test", "programme_mean_auc", None, mean(&with)));
+            out.push(self.rec("test", "programme_mean_auc", None, super::mean(&with)));
         }
         if !without.is_empty() {
-            out.push(self.rec("test", "no_programme_mean_auc", None, mean(&without)));
+            out.push(self.rec("test", "no_programme_mean_auc", None, super::mean(&without)));
         }
         let Some((levels, k)) = self.flat_layout() else {
             return;

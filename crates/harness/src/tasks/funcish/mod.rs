@@ -46,7 +46,7 @@ mod exhibits;
 mod raster;
 
 use super::{CellOutput, CellProtocol, CellRun, Headline, Metric, Task, TaskInput};
-use crate::cache::{Coord, Record};
+use crate::cache::Record;
 use crate::plan::{DatasetInstance, SolverInstance};
 use crate::registry::{GENE_SIMILARITY, ISH_CLASSIFIER};
 use crate::spec::SpecError;
@@ -836,17 +836,8 @@ impl FunctionCell {
         seconds: f64,
         out: &mut Vec<Record>,
     ) {
-        let rec = |set_name: &str, metric: &str, coord: Option<(&str, f64)>, value: f64| Record {
-            set: set_name.to_string(),
-            metric: metric.to_string(),
-            step: 0,
-            seconds,
-            k: None,
-            coord: coord.map(|(n, v)| Coord {
-                name: n.to_string(),
-                value: v,
-            }),
-            value,
+        let rec = |set_name: &str, metric: &str, coord: Option<(&str, f64)>, value: f64| {
+            exhibits::record(set_name, metric, coord, value, seconds)
         };
         // Per category.
         let mut neural_auc = Vec::new();
