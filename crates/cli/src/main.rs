@@ -114,8 +114,9 @@ enum Command {
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
         threads: Option<u32>,
     },
-    /// Done / running / failed / pending cells of a manifest (default: the latest submission
-    /// under `<results>/slurm/`).
+    /// Done / running / queued / failed / missing cells of a manifest (default: the latest
+    /// submission under `<results>/slurm/`), from the shared cache and Slurm's queue; exits 1
+    /// when a cell failed.
     Status { manifest: Option<PathBuf> },
     /// List experiments and how many of their cells are cached (quick and paper profiles).
     List,
@@ -524,36 +525,60 @@ fn slurm_status(ws: &Workspace, manifest: Option<PathBuf>) -> Result<ExitCode> {
                 .with_context(|| format!("{}: no manifest", dir.display()))?
         }
     };
-    let (m, st) = dyad_harness::cluster::status(&manifest).map_err(anyhow::Error::msg)?;
-    let mut counts = [0usize; 4];
+    let jobs = dyad_harness::cluster::submission_jobs(&manifest);
+    let queue = if jobs.is_empty() {
+        None
+    } else {
+        match dyad_harness::cluster::Queue::ask(&jobs) {
+            Ok(q) => Some(q),
+            Err(e) => {
+                eprintln!(
+                    "warning: cannot ask Slurm about jobs {} ({e}): cache only",
+                    jobs.join(", ")
+                );
+                None
+            }
+        }
+    };
+    let (m, st) =
+        dyad_harness::cluster::status(&manifest, queue.as_ref()).map_err(anyhow::Error::msg)?;
+    // done, running, queued, failed, missing
+    let mut counts = [0usize; 5];
     for (c, s) in m.cells.iter().zip(&st) {
-        let (i, text) = match s {
-            CellStatus::Done => (0, "done".to_string()),
-            CellStatus::Running(h) => (1, format!("running on {h}")),
-            CellStatus::Failed(e) => (2, format!("FAILED: {e}")),
-            CellStatus::Pending => (3, "pending".to_string()),
+        let (i, word, detail) = match s {
+            CellStatus::Done => (0, "done", String::new()),
+            CellStatus::Running(h) => (1, "running", format!(" (on {h})")),
+            CellStatus::Queued(q) => (2, "queued", format!(" ({q})")),
+            CellStatus::Failed(e) => (3, "FAILED", format!(" ({e})")),
+            CellStatus::Pending => (4, "missing", String::new()),
         };
         counts[i] += 1;
+        say!("{word:<9} {}{detail}", c.what);
+    }
+    if let (Some(q), Some(report)) = (&queue, jobs.get(1)) {
         say!(
-            "{:<9} {}{}",
-            text.split(':').next().unwrap_or(""),
-            c.what,
-            match s {
-                CellStatus::Failed(_) | CellStatus::Running(_) => format!(" ({text})"),
-                _ => String::new(),
-            }
+            "report job {report}: {}",
+            q.jobs
+                .get(report)
+                .map_or("not queued (ended)", String::as_str)
         );
     }
     say!(
-        "{}: {} done, {} running, {} failed, {} pending (of {})",
+        "{}: {} done, {} running, {} queued, {} failed, {} missing (of {}){}",
         manifest.display(),
         counts[0],
         counts[1],
         counts[2],
         counts[3],
-        m.cells.len()
+        counts[4],
+        m.cells.len(),
+        if counts[3] + counts[4] > 0 && counts[1] + counts[2] == 0 {
+            "; resubmitting computes the failed and missing cells"
+        } else {
+            ""
+        }
     );
-    Ok(if counts[2] > 0 {
+    Ok(if counts[3] > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

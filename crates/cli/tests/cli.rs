@@ -354,14 +354,14 @@ fn a_manifest_runs_cell_by_cell_and_status_follows() {
             .to_string()
     };
     assert!(
-        status(&ws).contains("0 done, 0 running, 0 failed, 4 pending"),
+        status(&ws).contains("0 done, 0 running, 0 queued, 0 failed, 4 missing"),
         "{}",
         status(&ws)
     );
     let out = ws.run(&["cell", manifest.to_str().unwrap(), "0"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
-        status(&ws).contains("1 done, 0 running, 0 failed, 3 pending"),
+        status(&ws).contains("1 done, 0 running, 0 queued, 0 failed, 3 missing"),
         "{}",
         status(&ws)
     );
@@ -377,7 +377,7 @@ fn a_manifest_runs_cell_by_cell_and_status_follows() {
     let out = ws.run(&["cell", manifest.to_str().unwrap(), "--all"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
-        status(&ws).contains("4 done, 0 running, 0 failed, 0 pending"),
+        status(&ws).contains("4 done, 0 running, 0 queued, 0 failed, 0 missing"),
         "{}",
         status(&ws)
     );

@@ -217,6 +217,11 @@ fn oasis_quick_profile_as_a_job_array_survives_a_killed_task() {
     eprintln!("{}", text.lines().last().unwrap_or_default());
     let done = text.lines().filter(|l| l.starts_with("done")).count();
     assert!(done < n, "the cancelled cell is done anyway:\n{text}");
+    assert!(
+        text.lines().any(|l| l.starts_with("missing"))
+            && !text.lines().any(|l| l.starts_with("queued")),
+        "the cancelled cell is missing, nothing is queued:\n{text}"
+    );
 
     // 3. Resubmit: exactly the missing cells; then everything is done.
     let (again, jobs2) = submit(&results, &targets);
@@ -230,8 +235,9 @@ fn oasis_quick_profile_as_a_job_array_survives_a_killed_task() {
     );
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(
-        text.lines()
-            .all(|l| l.starts_with("done") || l.contains(" done, 0 running, 0 failed, 0 pending")),
+        text.lines().all(|l| l.starts_with("done")
+            || l.starts_with("report job")
+            || l.contains(" done, 0 running, 0 queued, 0 failed, 0 missing")),
         "{text}"
     );
     assert!(

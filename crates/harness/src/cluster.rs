@@ -59,6 +59,9 @@ pub enum CellStatus {
     Running(String),
     /// The last attempt failed (its message).
     Failed(String),
+    /// Waiting in Slurm's queue (its state and reason: `PENDING (JobArrayTaskLimit)`).
+    Queued(String),
+    /// Not computed and not queued: a resubmission computes it.
     Pending,
 }
 
@@ -244,8 +247,10 @@ pub fn run_all(path: &Path, threads: Option<usize>) -> Result<RunSummary, String
     Ok(summary)
 }
 
-/// The status of every cell of a manifest.
-pub fn status(path: &Path) -> Result<(Manifest, Vec<CellStatus>), String> {
+/// The status of every cell of a manifest, from the shared cache (done), the claims
+/// (running), the failure markers (failed) and, when given, what Slurm says of the array's
+/// tasks (`queue`: a cell still waiting in the queue is [`CellStatus::Queued`]).
+pub fn status(path: &Path, queue: Option<&Queue>) -> Result<(Manifest, Vec<CellStatus>), String> {
     let m = Manifest::read(path)?;
     let cache = Cache::new(&m.results);
     let st = m
@@ -253,18 +258,86 @@ pub fn status(path: &Path) -> Result<(Manifest, Vec<CellStatus>), String> {
         .iter()
         .enumerate()
         .map(|(i, c)| {
+            let task = queue.and_then(|q| q.tasks.get(&i)).map(String::as_str);
             if cache.contains(&c.key) {
                 CellStatus::Done
             } else if let Some(h) = cache.holder(&c.key) {
                 CellStatus::Running(format!("{}:{}", h.host, h.pid))
             } else if let Ok(t) = std::fs::read_to_string(failure_path(path, i)) {
                 CellStatus::Failed(t.lines().skip(1).collect::<Vec<_>>().join(" "))
+            } else if let Some(state) = task {
+                CellStatus::Queued(state.to_string())
             } else {
                 CellStatus::Pending
             }
         })
         .collect();
     Ok((m, st))
+}
+
+/// What Slurm's queue says of one submission: the state of each array task still queued
+/// (by manifest index) and of the submission's other jobs (the report job). Jobs that have
+/// ended are absent (`squeue` forgets them; no accounting database is assumed).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Queue {
+    pub tasks: BTreeMap<usize, String>,
+    /// Job id -> `STATE (reason)`.
+    pub jobs: BTreeMap<String, String>,
+}
+
+impl Queue {
+    /// Parse `squeue -h -r -o "%i %T %r"` for the array job `array` (one line per task,
+    /// `<array>_<index> <STATE> <reason>`; other jobs `<id> <STATE> <reason>`).
+    pub fn parse(array: &str, text: &str) -> Self {
+        let mut q = Queue::default();
+        for line in text.lines() {
+            let mut it = line.split_whitespace();
+            let (Some(id), Some(state)) = (it.next(), it.next()) else {
+                continue;
+            };
+            let reason = it.next().filter(|r| *r != "None");
+            let state = match reason {
+                Some(r) => format!("{state} ({r})"),
+                None => state.to_string(),
+            };
+            match id.split_once('_') {
+                Some((job, index)) if job == array => {
+                    if let Ok(i) = index.parse() {
+                        q.tasks.insert(i, state);
+                    }
+                }
+                _ => {
+                    q.jobs.insert(id.to_string(), state);
+                }
+            }
+        }
+        q
+    }
+
+    /// Ask `squeue` about the jobs of a submission (`jobs`: the array job first), `Err`
+    /// when Slurm cannot be asked.
+    pub fn ask(jobs: &[String]) -> Result<Self, String> {
+        let array = jobs.first().ok_or("no jobs")?;
+        let out = std::process::Command::new("squeue")
+            .args(["-h", "-r", "-o", "%i %T %r", "-j", &jobs.join(",")])
+            .output()
+            .map_err(|e| format!("squeue: {e}"))?;
+        // squeue exits non-zero for job ids it has forgotten: they have ended.
+        if !out.status.success() && !out.stderr.is_empty() {
+            let err = String::from_utf8_lossy(&out.stderr);
+            if !err.contains("Invalid job id") {
+                return Err(format!("squeue: {}", err.trim()));
+            }
+        }
+        Ok(Self::parse(array, &String::from_utf8_lossy(&out.stdout)))
+    }
+}
+
+/// The job ids of the submission of `manifest` (the `jobs` file beside it: array, report).
+pub fn submission_jobs(manifest: &Path) -> Vec<String> {
+    std::fs::read_to_string(manifest.with_file_name("jobs"))
+        .map(|t| t.split_whitespace().map(String::from).collect())
+        .unwrap_or_default()
 }
 
 /// An estimate of a plan's missing work from the cached timings of similar cells.
@@ -371,6 +444,65 @@ pub fn shell_quote(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn status_reads_markers_and_the_queue() {
+        let dir = tempfile::tempdir().unwrap();
+        let cell = |k: &str| ManifestCell {
+            spec: "oasis/fig5".into(),
+            key: k.into(),
+            what: format!("cell {k}"),
+        };
+        let m = Manifest {
+            format: MANIFEST_FORMAT,
+            created: 0,
+            profile: "quick".into(),
+            experiments: dir.path().join("experiments"),
+            results: dir.path().join("results"),
+            data_dir: dir.path().join("data"),
+            targets: vec![],
+            cells: vec![cell("a0"), cell("b1"), cell("c2")],
+        };
+        let path = dir.path().join("sub/manifest.json");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        m.write(&path).unwrap();
+        crate::cache::write_atomic(&failure_path(&path, 0), b"cell a0\nout of memory\n").unwrap();
+        let q = Queue::parse("7", "7_1 PENDING JobArrayTaskLimit\n7_0 PENDING None\n");
+        let (_, st) = status(&path, Some(&q)).unwrap();
+        assert_eq!(
+            st,
+            [
+                CellStatus::Failed("out of memory".into()),
+                CellStatus::Queued("PENDING (JobArrayTaskLimit)".into()),
+                CellStatus::Pending,
+            ]
+        );
+        let (_, st) = status(&path, None).unwrap();
+        assert_eq!(st[1], CellStatus::Pending);
+        assert_eq!(Manifest::read(&path).unwrap(), m);
+    }
+
+    #[test]
+    fn squeue_lines_become_task_and_job_states() {
+        // As squeue 22.05 prints `-h -r -o "%i %T %r"` for array 259 and its report job.
+        let text = "259_55 PENDING JobArrayTaskLimit\n259_7 RUNNING None\n\
+                    260 PENDING Dependency\n2590_1 RUNNING None\nbad\n";
+        let q = Queue::parse("259", text);
+        assert_eq!(
+            q.tasks,
+            BTreeMap::from([
+                (7, "RUNNING".to_string()),
+                (55, "PENDING (JobArrayTaskLimit)".to_string())
+            ])
+        );
+        assert_eq!(
+            q.jobs,
+            BTreeMap::from([
+                ("260".to_string(), "PENDING (Dependency)".to_string()),
+                ("2590_1".to_string(), "RUNNING".to_string())
+            ])
+        );
+    }
 
     #[test]
     fn quoting_survives_the_shell() {
