@@ -10,10 +10,12 @@
 //!   20,000 (d-AROMA) or 2,000 (f-AROMA) warm-up rounds; the fraction of rounds that update
 //!   there is printed.
 //!
-//! * `f_aroma_bound/...`: the memory traffic an updating f-AROMA round cannot avoid at
+//! * `f_aroma_bound/...`: the memory traffic of an updating f-AROMA round applied eagerly at
 //!   d = 1,000, as a floor to judge the round against: one read-modify-write sweep over the
 //!   packed factors Λ and Ω (`omega+lambda`, the "time to stream Ω and Λ once"), and
-//!   over W as well (`w+omega+lambda`: the round also adds a dense rank-one term to W).
+//!   over W as well (`w+omega+lambda`: the round also adds a dense rank-one term to W). The
+//!   learner queues its terms and sweeps once per 32 updates (`aroma/factored.rs`), so its
+//!   floor is compute (the amortised multiply-adds of the sweeps), not this traffic.
 //!
 //! The state is written in full before timing (no page faults of fresh allocations).
 

@@ -309,7 +309,7 @@ static GATES: &[Gate] = &[
     },
     Gate {
         name: "f_aroma_round",
-        about: "one updating f-AROMA round, d = 1,000, 20 Newsgroups density",
+        about: "one updating f-AROMA round, d = 1,000, 20 Newsgroups density (32 rounds: one queue flush amortised)",
         ops: 32,
         run: f_aroma,
     },

@@ -11,19 +11,36 @@
 //!     Λ ← Λ - [b / (n r + a b)] u u^T                        (14)
 //! ```
 //!
-//! # Storage and cost
+//! # Storage and cost: rank-one terms queued, matrices swept once per [`QUEUE`] updates
 //!
-//! `W` is dense row-major; `Λ` and `Ω` are packed lower triangles ([`SymPacked`]), so they
-//! are exactly symmetric and each rank-one update streams `m(m+1)/2` (`n(n+1)/2`) entries
-//! instead of `m^2`. Memory `mn + m(m+1)/2 + n(n+1)/2` values. An updating round costs
-//! `O(mn + m^2 + n^2)` (the three rank-one updates are dense even for sparse `q`, `p`,
-//! because `u` and `w` are dense); a passive round costs `O(nnz(q) nnz(p))`.
+//! `W` (`m x n`), `Λ` (`m x m`) and `Ω` (`n x n`) are dense row-major, the factors stored in
+//! full (both triangles, exactly equal: see below), memory `mn + m^2 + n^2` values plus the
+//! queue. The three updates of a round are rank-one terms in the same two vectors `u` and
+//! `w`, so they are not applied at once: a round appends `(u, w, α, -c_Ω, -c_Λ)` to a queue,
+//! and the matrices are
 //!
-//! `u = Λ q` and `w = Ω p` are formed from the stored triangles in `O(m nnz(q) + n nnz(p))`
-//! flops (a gather from each row plus one axpy per non-zero). Forming the next round's
-//! products inside this round's update passes (sampling one triplet ahead) saves one read of
-//! each factor; it was implemented and measured no faster at d = 1,000 (the 16 MB state is
-//! cache-resident; 0.73–0.95 ms per updating round either way), so rounds stay independent.
+//! ```text
+//! W = W_0 + Σ_t α_t u_t w_t^T,   Λ = Λ_0 - Σ_t c_Λt u_t u_t^T,   Ω = Ω_0 - Σ_t c_Ωt w_t w_t^T
+//! ```
+//!
+//! over the queued terms `t`. What a round needs is formed through the queue, exactly in
+//! exact arithmetic: `q^T W p = q^T W_0 p + Σ_t α_t (u_t·q)(w_t·p)`,
+//! `Λ q = Λ_0 q - Σ_t c_Λt (u_t·q) u_t` (the rows of `Λ_0` at `supp(q)`, contiguous because
+//! both triangles are stored, plus one axpy per queued term), `Ω p` likewise. When the queue
+//! holds [`QUEUE`] terms they are applied in one sweep of each matrix (a rank-`QUEUE`
+//! update, each row kept in L1 while every term is added). An updating round thus costs
+//! `O(nnz(q) m + nnz(p) n + QUEUE (m + n))` plus `1/QUEUE` of a sweep of `W`, `Λ` and `Ω`
+//! (`2 (mn + m^2/2 + n^2/2)` flops per round, amortised, and `1/QUEUE` of their memory
+//! traffic), instead of streaming all three matrices every round as the eager form must
+//! (the `f_aroma_bound` bench measures that floor). A passive round costs
+//! `O(nnz(q) nnz(p) + QUEUE (nnz(q) + nnz(p)))`.
+//!
+//! Exact symmetry: a flush computes the lower triangle of `Λ_0` and `Ω_0` (entry `(i, j)`,
+//! `j <= i`, gains `Σ_t (-c_t u_t[i]) u_t[j]`) and copies it onto the upper one, so the
+//! stored factors are symmetric bit for bit. The queued form changes rounding only
+//! (different association of the same sums); the tests check it against the eager
+//! formulas across several flushes. A model is read ([`FactoredAroma::weights`],
+//! [`FactoredAroma::lambda`], scoring) with the queue applied, through the same flush.
 //!
 //! # Numerical guard
 //!
@@ -33,14 +50,22 @@
 //! The tests run 10^6 rounds without it happening.
 
 use super::arow::ArowStep;
-use super::{RoundCounts, SparseRef, Update, check_features, default_r, score_rows, validate_r};
-use crate::linalg::{SymPacked, try_zeroed};
+use super::{RoundCounts, SparseRef, Update, check_features, default_r, validate_r};
+use crate::linalg::try_zeroed;
+use crate::simd::{Isa, multiversion};
 use crate::{AlgoError, Ranker};
 use dyad_core::sampling::TripletSampler;
+use dyad_core::sparse::dot_dense;
 use dyad_core::{Flow, LabeledSet, Observer, Rng, Schedule, Scorer, SparseVec, drive, steps};
 use ndarray::{Array2, ArrayView2};
 use serde::{Deserialize, Serialize};
 use sprs::{CsMat, CsVecView};
+
+/// Rank-one terms queued before `W`, `Λ` and `Ω` are swept (see the module docs). At
+/// d = 1,000 (`just bench`, group `f_aroma_round`) the round time falls with the queue
+/// length until the per-round queue work `O(QUEUE (m + n))` catches up with the amortised
+/// sweep; 32 is past the knee.
+pub const QUEUE: usize = 32;
 
 /// Parameters of f-AROMA.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -72,36 +97,161 @@ impl FactoredAromaConfig {
 }
 
 /// The f-AROMA learner: the mean `W` (`m x n`), the factors `Λ` (`m x m`) and `Ω`
-/// (`n x n`), and the round counters. As a [`Scorer`] it is `S(q, p) = q^T W p`.
+/// (`n x n`) as swept matrices plus a queue of rank-one terms, and the round counters. As a
+/// [`Scorer`] it is `S(q, p) = q^T W p`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FactoredAroma {
     m: usize,
     n: usize,
+    /// `W_0`, `Λ_0`, `Ω_0`: row-major, the factors with both triangles.
     w: Vec<f64>,
-    lambda: SymPacked,
-    omega: SymPacked,
+    lambda: Vec<f64>,
+    omega: Vec<f64>,
+    /// The queue: `u_t` (rows of `m`), `w_t` (rows of `n`), and per term `α_t`, `-c_Λt`,
+    /// `-c_Ωt`; `queued` terms are live.
+    qu: Vec<f64>,
+    qw: Vec<f64>,
+    alpha: Vec<f64>,
+    g_lambda: Vec<f64>,
+    g_omega: Vec<f64>,
+    queued: usize,
     r: f64,
     rule: Update,
     counts: RoundCounts,
-    /// Scratch: `Λ q` and `Ω p` of the current round.
-    u: Vec<f64>,
-    wv: Vec<f64>,
+    /// The vector width of the flush ([`Isa::detect`]).
+    isa: Isa,
+    /// Scratch: `u_t·q` and `w_t·p` of the current round, then the axpy coefficients.
+    dq: Vec<f64>,
+    dp: Vec<f64>,
 }
 
 fn numerical(e: crate::linalg::LinalgError) -> AlgoError {
     AlgoError::Numerical(format!("f-AROMA: {}", e.0))
 }
 
+/// `row += Σ_t coefs[t] vecs[t][..row.len()]`, the terms four at a time (one load and
+/// store of `row` per four terms), `vecs[t]` the `t`-th slice of length `stride`.
+/// Element-wise, so it vectorises at any width with the same bits (no fused multiply-add).
+/// (Eight at a time, and register tiles of 4 rows x 16 columns, were measured slower.)
+#[inline(always)]
+fn add_terms(row: &mut [f64], coefs: &[f64], vecs: &[f64], stride: usize) {
+    let len = row.len();
+    let v = |t: usize| &vecs[t * stride..t * stride + len];
+    let mut t = 0;
+    while t + 4 <= coefs.len() {
+        let (c0, c1, c2, c3) = (coefs[t], coefs[t + 1], coefs[t + 2], coefs[t + 3]);
+        let (v0, v1, v2, v3) = (v(t), v(t + 1), v(t + 2), v(t + 3));
+        for j in 0..len {
+            row[j] += c0 * v0[j] + c1 * v1[j] + c2 * v2[j] + c3 * v3[j];
+        }
+        t += 4;
+    }
+    for (c, t) in coefs[t..].iter().zip(t..) {
+        for (x, &y) in row.iter_mut().zip(v(t)) {
+            *x += c * y;
+        }
+    }
+}
+
+/// `out = Σ_k x_k A[k, :]` for the rows of a row-major `A` with `cols` columns.
+fn rows_times(a: &[f64], cols: usize, idx: &[usize], val: &[f64], out: &mut [f64]) {
+    out.fill(0.0);
+    for (&k, &xk) in idx.iter().zip(val) {
+        for (o, &y) in out.iter_mut().zip(&a[k * cols..(k + 1) * cols]) {
+            *o += xk * y;
+        }
+    }
+}
+
+/// `out[t] = vecs[t] · x` for the first `out.len()` slices of length `stride`.
+fn queue_dots(vecs: &[f64], stride: usize, idx: &[usize], val: &[f64], out: &mut [f64]) {
+    for (t, o) in out.iter_mut().enumerate() {
+        *o = dot_dense(&vecs[t * stride..(t + 1) * stride], idx, val);
+    }
+}
+
+/// `A_0 += Σ_t g_t v_t v_t^T` on the lower triangle of the `n x n` row-major `a` (row `i`:
+/// [`add_terms`] with coefficients `g_t v_t[i]` over columns `0..=i`), then the lower
+/// triangle copied onto the upper one (blocks of 64 x 64, so both sides stay in cache):
+/// exactly symmetric.
+#[inline(always)]
+fn flush_symmetric(a: &mut [f64], n: usize, g: &[f64], vecs: &[f64], coefs: &mut [f64]) {
+    for i in 0..n {
+        for (c, (t, &gt)) in coefs.iter_mut().zip(g.iter().enumerate()) {
+            *c = gt * vecs[t * n + i];
+        }
+        add_terms(&mut a[i * n..i * n + i + 1], coefs, vecs, n);
+    }
+    const B: usize = 64;
+    for bi in (0..n).step_by(B) {
+        for bj in (0..=bi).step_by(B) {
+            for i in bi..(bi + B).min(n) {
+                for j in bj..(bj + B).min(i) {
+                    a[j * n + i] = a[i * n + j];
+                }
+            }
+        }
+    }
+}
+
+/// The swept matrices of a flush.
+struct Sweep<'a> {
+    w: &'a mut [f64],
+    lambda: &'a mut [f64],
+    omega: &'a mut [f64],
+    m: usize,
+    n: usize,
+}
+
+/// The queued terms of a flush (`alpha.len()` of them).
+struct Terms<'a> {
+    qu: &'a [f64],
+    qw: &'a [f64],
+    alpha: &'a [f64],
+    g_lambda: &'a [f64],
+    g_omega: &'a [f64],
+}
+
+/// One flush: `W_0 += Σ_t α_t u_t w_t^T` row by row ([`add_terms`] with coefficients
+/// `α_t u_t[i]`), then both factors ([`flush_symmetric`]); `coefs` is scratch of one entry
+/// per term. Compiled per vector width ([`multiversion!`]): element-wise, so every width
+/// gives the same bits.
+#[inline(always)]
+fn flush_body<const W: u8>(s: Sweep<'_>, t: Terms<'_>, coefs: &mut [f64]) {
+    let (m, n) = (s.m, s.n);
+    if n > 0 {
+        for (i, row) in s.w.chunks_exact_mut(n).enumerate() {
+            for (c, (k, &a)) in coefs.iter_mut().zip(t.alpha.iter().enumerate()) {
+                *c = a * t.qu[k * m + i];
+            }
+            add_terms(row, coefs, t.qw, n);
+        }
+    }
+    flush_symmetric(s.lambda, m, t.g_lambda, t.qu, coefs);
+    flush_symmetric(s.omega, n, t.g_omega, t.qw, coefs);
+}
+
+multiversion!(flush_all, flush_body, (s: Sweep<'_>, t: Terms<'_>, coefs: &mut [f64]) -> ());
+
 impl FactoredAroma {
     /// `W = 0`, `Λ = I`, `Ω = I`.
     pub fn new(m: usize, n: usize, r: f64, rule: Update) -> Result<Self, AlgoError> {
         validate_r(r)?;
+        let eye = |k: usize, what: &str| -> Result<Vec<f64>, AlgoError> {
+            let len = k
+                .checked_mul(k)
+                .ok_or_else(|| AlgoError::Param(format!("f-AROMA: {k} x {k} overflows")))?;
+            let mut a = try_zeroed(len, what).map_err(numerical)?;
+            for i in 0..k {
+                a[i * k + i] = 1.0;
+            }
+            Ok(a)
+        };
         let len = m
             .checked_mul(n)
             .ok_or_else(|| AlgoError::Param(format!("f-AROMA: {m} x {n} overflows")))?;
         let w = try_zeroed(len, "f-AROMA mean").map_err(numerical)?;
-        let lambda = SymPacked::identity(m).map_err(numerical)?;
-        let omega = SymPacked::identity(n).map_err(numerical)?;
+        let (lambda, omega) = (eye(m, "f-AROMA Λ")?, eye(n, "f-AROMA Ω")?);
         Ok(Self::assemble(m, n, w, lambda, omega, r, rule))
     }
 
@@ -123,13 +273,21 @@ impl FactoredAroma {
                 omega.dim()
             )));
         }
-        let w = w.iter().copied().collect();
+        let lower = |a: ArrayView2<'_, f64>| -> Vec<f64> {
+            let k = a.nrows();
+            (0..k * k)
+                .map(|e| {
+                    let (i, j) = (e / k, e % k);
+                    a[[i.max(j), i.min(j)]]
+                })
+                .collect()
+        };
         Ok(Self::assemble(
             m,
             n,
-            w,
-            SymPacked::from_lower(lambda),
-            SymPacked::from_lower(omega),
+            w.iter().copied().collect(),
+            lower(lambda),
+            lower(omega),
             r,
             rule,
         ))
@@ -139,8 +297,8 @@ impl FactoredAroma {
         m: usize,
         n: usize,
         w: Vec<f64>,
-        lambda: SymPacked,
-        omega: SymPacked,
+        lambda: Vec<f64>,
+        omega: Vec<f64>,
         r: f64,
         rule: Update,
     ) -> Self {
@@ -150,11 +308,18 @@ impl FactoredAroma {
             w,
             lambda,
             omega,
+            qu: vec![0.0; QUEUE * m],
+            qw: vec![0.0; QUEUE * n],
+            alpha: Vec::with_capacity(QUEUE),
+            g_lambda: Vec::with_capacity(QUEUE),
+            g_omega: Vec::with_capacity(QUEUE),
+            queued: 0,
             r,
             rule,
             counts: RoundCounts::default(),
-            u: vec![0.0; m],
-            wv: vec![0.0; n],
+            isa: Isa::detect(),
+            dq: vec![0.0; QUEUE],
+            dp: vec![0.0; QUEUE],
         }
     }
 
@@ -163,24 +328,68 @@ impl FactoredAroma {
         (self.m, self.n)
     }
 
+    /// Apply the queued terms to `W`, `Λ` and `Ω` (one sweep of each).
+    pub fn flush(&mut self) {
+        let k = self.queued;
+        if k == 0 {
+            return;
+        }
+        flush_all(
+            self.isa,
+            Sweep {
+                w: &mut self.w,
+                lambda: &mut self.lambda,
+                omega: &mut self.omega,
+                m: self.m,
+                n: self.n,
+            },
+            Terms {
+                qu: &self.qu,
+                qw: &self.qw,
+                alpha: &self.alpha,
+                g_lambda: &self.g_lambda,
+                g_omega: &self.g_omega,
+            },
+            &mut self.dq[..k],
+        );
+        self.alpha.clear();
+        self.g_lambda.clear();
+        self.g_omega.clear();
+        self.queued = 0;
+    }
+
+    /// This learner with its queue applied (what every read of the model sees).
+    fn flushed(&self) -> std::borrow::Cow<'_, Self> {
+        if self.queued == 0 {
+            std::borrow::Cow::Borrowed(self)
+        } else {
+            let mut f = self.clone();
+            f.flush();
+            std::borrow::Cow::Owned(f)
+        }
+    }
+
     /// The mean `W`.
-    pub fn weights(&self) -> ArrayView2<'_, f64> {
-        ArrayView2::from_shape((self.m, self.n), &self.w).expect("m x n")
+    pub fn weights(&self) -> Array2<f64> {
+        let f = self.flushed();
+        Array2::from_shape_vec((self.m, self.n), f.w.clone()).expect("m x n")
     }
 
     /// The query-side factor `Λ`.
-    pub fn lambda(&self) -> &SymPacked {
-        &self.lambda
+    pub fn lambda(&self) -> Array2<f64> {
+        let f = self.flushed();
+        Array2::from_shape_vec((self.m, self.m), f.lambda.clone()).expect("m x m")
     }
 
     /// The object-side factor `Ω`.
-    pub fn omega(&self) -> &SymPacked {
-        &self.omega
+    pub fn omega(&self) -> Array2<f64> {
+        let f = self.flushed();
+        Array2::from_shape_vec((self.n, self.n), f.omega.clone()).expect("n x n")
     }
 
     /// The full covariance `Ω ⊗ Λ` of `vec W` (column-major `vec`): `mn x mn`, for tests.
     pub fn kronecker_covariance(&self) -> Array2<f64> {
-        let (l, o) = (self.lambda.to_dense(), self.omega.to_dense());
+        let (l, o) = (self.lambda(), self.omega());
         let (m, n) = (self.m, self.n);
         Array2::from_shape_fn((m * n, m * n), |(i, j)| {
             // vec index k + l m  <->  W[k, l].
@@ -193,36 +402,67 @@ impl FactoredAroma {
         self.counts
     }
 
-    /// `q^T W p` for sparse `q` (indices `< m`) and `p` (indices `< n`).
-    pub fn similarity(&self, q: SparseRef<'_>, p: SparseRef<'_>) -> f64 {
+    /// `q^T W_0 p`, the swept part of the score.
+    fn swept_similarity(&self, q: SparseRef<'_>, p: SparseRef<'_>) -> f64 {
         let n = self.n;
         let mut s = 0.0;
         for (&k, &qk) in q.0.iter().zip(q.1) {
-            let row = &self.w[k * n..(k + 1) * n];
-            s += qk * dyad_core::sparse::dot_dense(row, p.0, p.1);
+            s += qk * dot_dense(&self.w[k * n..(k + 1) * n], p.0, p.1);
         }
         s
+    }
+
+    /// `q^T W p` for sparse `q` (indices `< m`) and `p` (indices `< n`).
+    pub fn similarity(&self, q: SparseRef<'_>, p: SparseRef<'_>) -> f64 {
+        let (m, n) = (self.m, self.n);
+        let queued: f64 = (0..self.queued)
+            .map(|t| {
+                self.alpha[t]
+                    * dot_dense(&self.qu[t * m..(t + 1) * m], q.0, q.1)
+                    * dot_dense(&self.qw[t * n..(t + 1) * n], p.0, p.1)
+            })
+            .sum();
+        self.swept_similarity(q, p) + queued
     }
 
     /// One round on query `q` and object difference `p` (sparse, strictly increasing indices
     /// `< m` and `< n`): Eq. (12)–(14) when the rule fires.
     pub fn step(&mut self, q: SparseRef<'_>, p: SparseRef<'_>) -> Result<ArowStep, AlgoError> {
-        let s = self.similarity(q, p);
+        let (m, n, k) = (self.m, self.n, self.queued);
+        queue_dots(&self.qu, m, q.0, q.1, &mut self.dq[..k]);
+        queue_dots(&self.qw, n, p.0, p.1, &mut self.dp[..k]);
+        let queued: f64 = (0..k)
+            .map(|t| self.alpha[t] * self.dq[t] * self.dp[t])
+            .sum();
+        let s = self.swept_similarity(q, p) + queued;
         let fired = self.rule.fires(s);
         self.counts.record(s, fired);
         if !fired {
             return Ok(ArowStep::passive(s));
         }
-        self.lambda.mul_sparse(q.0, q.1, &mut self.u);
-        self.omega.mul_sparse(p.0, p.1, &mut self.wv);
-        let a = dyad_core::sparse::dot_dense(&self.u, q.0, q.1);
-        let b = dyad_core::sparse::dot_dense(&self.wv, p.0, p.1);
+        // u = Λ q and w = Ω p through the queue, written into the queue's next slot.
+        for (d, &g) in self.dq[..k].iter_mut().zip(&self.g_lambda) {
+            *d *= g;
+        }
+        for (d, &g) in self.dp[..k].iter_mut().zip(&self.g_omega) {
+            *d *= g;
+        }
+        let (done, slot) = self.qu.split_at_mut(k * m);
+        let u = &mut slot[..m];
+        rows_times(&self.lambda, m, q.0, q.1, u);
+        add_terms(u, &self.dq[..k], done, m);
+        let (done, slot) = self.qw.split_at_mut(k * n);
+        let wv = &mut slot[..n];
+        rows_times(&self.omega, n, p.0, p.1, wv);
+        add_terms(wv, &self.dp[..k], done, n);
+        let a = dot_dense(u, q.0, q.1);
+        let b = dot_dense(wv, p.0, p.1);
         if !(a >= 0.0 && b >= 0.0 && a.is_finite() && b.is_finite()) {
             return Err(AlgoError::Numerical(format!(
                 "f-AROMA: q^T Λ q = {a}, p^T Ω p = {b} (a factor lost positive definiteness)"
             )));
         }
-        let (m, n, r) = (self.m as f64, self.n as f64, self.r);
+        let (mf, nf, r) = (m as f64, n as f64, self.r);
         let ab = a * b;
         let loss = (1.0 - s).max(0.0);
         let alpha = loss / (r + ab);
@@ -234,51 +474,60 @@ impl FactoredAroma {
             updated: true,
         };
         if a == 0.0 || b == 0.0 {
-            // q = 0 or p = 0: u = 0 or w = 0, and every update below is zero.
+            // q = 0 or p = 0: u = 0 or w = 0, and every update is zero.
             return Ok(step);
         }
-        // (12): W += alpha u w^T.
-        for (row, &uk) in self.w.chunks_exact_mut(self.n).zip(&self.u) {
-            let c = alpha * uk;
-            if c != 0.0 {
-                for (x, &wl) in row.iter_mut().zip(&self.wv) {
-                    *x += c * wl;
-                }
-            }
+        // (12)–(14) as queued terms.
+        self.alpha.push(alpha);
+        self.g_omega.push(-a / (mf * r + ab));
+        self.g_lambda.push(-b / (nf * r + ab));
+        self.queued += 1;
+        if self.queued == QUEUE {
+            self.flush();
         }
-        let c_omega = a / (m * r + ab);
-        let c_lambda = b / (n * r + ab);
-        self.omega.rank_one(-c_omega, &self.wv);
-        self.lambda.rank_one(-c_lambda, &self.u);
         Ok(step)
     }
 }
 
 impl Scorer for FactoredAroma {
     fn score(&self, query: CsVecView<'_, f64>, candidates: &CsMat<f64>, out: &mut [f64]) {
-        let n = self.n;
-        score_rows(n, query, candidates, out, |k| {
-            self.w[k * n..(k + 1) * n].iter().copied()
+        let (m, n, k) = (self.m, self.n, self.queued);
+        dyad_core::model::score_via_dense_left(n, query, candidates, out, |q, u| {
+            // u = W^T q = W_0^T q + Σ_t α_t (u_t·q) w_t.
+            for (&i, &qi) in q.indices().iter().zip(q.data()) {
+                for (ub, &w) in u.iter_mut().zip(&self.w[i * n..(i + 1) * n]) {
+                    *ub += qi * w;
+                }
+            }
+            let mut coefs = vec![0.0; k];
+            queue_dots(&self.qu, m, q.indices(), q.data(), &mut coefs);
+            for (c, &a) in coefs.iter_mut().zip(&self.alpha) {
+                *c *= a;
+            }
+            add_terms(u, &coefs, &self.qw, n);
         });
     }
 
     /// The confidence of the model and the online rounds behind it: the mean eigenvalue of
     /// each factor (`tr Λ / m`, `tr Ω / n`), the counts of rounds, updates and mistakes,
-    /// and the bytes of `W` and the packed factors.
+    /// and the bytes of `W`, the factors and the queue.
     fn statistics(&self) -> Vec<(&'static str, f64)> {
+        let f = self.flushed();
+        let trace = |a: &[f64], k: usize| (0..k).map(|i| a[i * k + i]).sum::<f64>();
         let mut out = vec![
             (
                 "lambda_trace_mean",
-                self.lambda.trace() / self.m.max(1) as f64,
+                trace(&f.lambda, self.m) / self.m.max(1) as f64,
             ),
             (
                 "omega_trace_mean",
-                self.omega.trace() / self.n.max(1) as f64,
+                trace(&f.omega, self.n) / self.n.max(1) as f64,
             ),
         ];
         out.extend(self.counts.statistics());
-        // W (m n) and the packed factors (m (m + 1) / 2 + n (n + 1) / 2).
-        let floats = self.m * self.n + self.m * (self.m + 1) / 2 + self.n * (self.n + 1) / 2;
+        // W (m n), the factors (m^2 + n^2) and the queue (QUEUE (m + n + 3)).
+        let floats =
+            self.m * self.n + self.m * self.m + self.n * self.n + QUEUE * (self.m + self.n + 3);
         out.push(("model_bytes", (floats * std::mem::size_of::<f64>()) as f64));
         out
     }
@@ -386,7 +635,7 @@ mod tests {
             let sigma = f.kronecker_covariance();
             // Independent check of the Kronecker layout: (Ω ⊗ Λ) vec(q p^T) = vec(Λ q p^T Ω).
             let x = vec_outer(&q, &p);
-            let (l, o) = (f.lambda().to_dense(), f.omega().to_dense());
+            let (l, o) = (f.lambda(), f.omega());
             let lq = l.dot(&q).insert_axis(ndarray::Axis(1));
             let po = o.dot(&p).insert_axis(ndarray::Axis(0));
             let want = vec_of(&lq.dot(&po));
@@ -412,22 +661,101 @@ mod tests {
     }
 
     #[test]
+    fn queued_rounds_equal_the_eager_updates_across_flushes() {
+        // Eq. (12)–(14) applied at once on dense matrices, against the queued learner over
+        // 3.5 queue lengths of sparse rounds: scores, W, Λ, Ω agree to rounding, and the
+        // factors are symmetric bit for bit after each flush.
+        let (m, n, r) = (7, 5, 0.05);
+        let mut rng = seeded(31);
+        let mut f = FactoredAroma::new(m, n, r, Update::Margin).unwrap();
+        let (mut w, mut l, mut o) = (Array2::<f64>::zeros((m, n)), Array2::eye(m), Array2::eye(n));
+        let dense = |k: usize, x: &(Vec<usize>, Vec<f64>)| {
+            let mut v = Array1::zeros(k);
+            for (&i, &xi) in x.0.iter().zip(&x.1) {
+                v[i] = xi;
+            }
+            v
+        };
+        let mut updates = 0;
+        for round in 0..(7 * QUEUE / 2) {
+            let q = random_sparse(m, 3, 1.0, &mut rng);
+            let p = random_sparse(n, 2, 1.0, &mut rng);
+            let (qd, pd) = (dense(m, &q), dense(n, &p));
+            let s = qd.dot(&w.dot(&pd));
+            let st = f.step((&q.0, &q.1), (&p.0, &p.1)).unwrap();
+            assert!(
+                (st.margin - s).abs() < 1e-12,
+                "round {round}: {} vs {s}",
+                st.margin
+            );
+            if st.updated {
+                updates += 1;
+                let (u, wv) = (l.dot(&qd), o.dot(&pd));
+                let (a, b) = (qd.dot(&u), pd.dot(&wv));
+                let alpha = (1.0 - s).max(0.0) / (r + a * b);
+                let outer = |x: &Array1<f64>, y: &Array1<f64>| {
+                    x.view()
+                        .insert_axis(ndarray::Axis(1))
+                        .dot(&y.view().insert_axis(ndarray::Axis(0)))
+                };
+                w = w + alpha * outer(&u, &wv);
+                o = o - a / (m as f64 * r + a * b) * outer(&wv, &wv);
+                l = l - b / (n as f64 * r + a * b) * outer(&u, &u);
+            }
+            if f.queued == 0 {
+                assert_eq!(f.lambda, f.lambda().t().iter().copied().collect::<Vec<_>>());
+                assert_eq!(f.omega, f.omega().t().iter().copied().collect::<Vec<_>>());
+            }
+        }
+        assert!(
+            updates > 2 * QUEUE && f.queued > 0,
+            "{updates} updates, {} queued",
+            f.queued
+        );
+        assert!(max_abs(&f.weights(), &w) < 1e-12);
+        assert!(max_abs(&f.lambda(), &l) < 1e-12);
+        assert!(max_abs(&f.omega(), &o) < 1e-12);
+        // Reading the model does not change it; a flush changes only rounding.
+        let before = f.clone();
+        let _ = (f.weights(), f.lambda(), f.statistics());
+        assert_eq!(f, before);
+        f.flush();
+        assert!(max_abs(&f.weights(), &before.weights()) == 0.0);
+        assert!(f.queued == 0 && max_abs(&f.lambda(), &l) < 1e-12);
+    }
+
+    #[test]
+    fn a_flush_is_the_same_bits_at_every_vector_width() {
+        let mut rng = seeded(41);
+        let mut f = FactoredAroma::new(37, 29, 0.01, Update::Margin).unwrap();
+        while f.queued < 13 {
+            let q = random_sparse(37, 4, 1.0, &mut rng);
+            let p = random_sparse(29, 5, 1.0, &mut rng);
+            f.step((&q.0, &q.1), (&p.0, &p.1)).unwrap();
+        }
+        let outs: Vec<FactoredAroma> = Isa::available()
+            .into_iter()
+            .map(|isa| {
+                let mut g = f.clone();
+                g.isa = isa;
+                g.flush();
+                g.isa = f.isa;
+                g
+            })
+            .collect();
+        assert!(outs.iter().all(|g| *g == outs[0] && g.queued == 0));
+        assert!(outs[0].w != f.w && outs[0].lambda != f.lambda);
+    }
+
+    #[test]
     fn each_update_is_a_stationary_point_of_objective_11() {
         // Spec §11.3 by direct minimisation: (12) minimises (11) in W; (13) minimises it in Ω
         // with Λ held at Λ_{i-1}; (14) in Λ with Ω held at Ω_{i-1}.
         let (m, n, r) = (2, 3, 0.2);
         let (mut f, q, p) = random_case(m, n, r, 11);
-        let (w0, l0, o0) = (
-            f.weights().to_owned(),
-            f.lambda().to_dense(),
-            f.omega().to_dense(),
-        );
+        let (w0, l0, o0) = (f.weights().to_owned(), f.lambda(), f.omega());
         assert!(round(&mut f, &q, &p).loss > 0.0);
-        let (w1, l1, o1) = (
-            f.weights().to_owned(),
-            f.lambda().to_dense(),
-            f.omega().to_dense(),
-        );
+        let (w1, l1, o1) = (f.weights().to_owned(), f.lambda(), f.omega());
         let obj = |w: &Array2<f64>, l: &Array2<f64>, o: &Array2<f64>| {
             aroma_objective(w, l, o, &w0, &l0, &o0, &q, &p, r)
         };
@@ -499,11 +827,11 @@ mod tests {
         let mut lam =
             Arow::from_parts(Array1::zeros(m), l0.clone(), n as f64 * r / p.dot(&p)).unwrap();
         lam.update(q.view(), 1.0, Update::Margin);
-        assert!(max_abs(lam.covariance(), &f.lambda().to_dense()) < 1e-12);
+        assert!(max_abs(lam.covariance(), &f.lambda()) < 1e-12);
         let a = q.dot(&l0.dot(&q));
         let mut om = Arow::from_parts(Array1::zeros(n), Array2::eye(n), m as f64 * r / a).unwrap();
         om.update(p.view(), 1.0, Update::Margin);
-        assert!(max_abs(om.covariance(), &f.omega().to_dense()) < 1e-12);
+        assert!(max_abs(om.covariance(), &f.omega()) < 1e-12);
     }
 
     #[test]
@@ -526,8 +854,8 @@ mod tests {
         assert!((f.weights()[[0, 0]] - arow.mean()[0]).abs() < 1e-14);
         let ab = lam * q * q * om * p * p;
         let shrink = r / (r + ab);
-        assert!((f.lambda().get(0, 0) - lam * shrink).abs() < 1e-14);
-        assert!((f.omega().get(0, 0) - om * shrink).abs() < 1e-14);
+        assert!((f.lambda()[[0, 0]] - lam * shrink).abs() < 1e-14);
+        assert!((f.omega()[[0, 0]] - om * shrink).abs() < 1e-14);
         assert!((arow.covariance()[[0, 0]] - lam * om * shrink).abs() < 1e-14);
     }
 
@@ -557,9 +885,9 @@ mod tests {
         assert!(passive > 0);
     }
 
-    /// Smallest and largest eigenvalue of a packed factor.
-    fn spectrum(a: &SymPacked) -> (f64, f64) {
-        let (vals, _) = sym_eigen(a.to_dense().view()).unwrap();
+    /// Smallest and largest eigenvalue of a factor.
+    fn spectrum(a: &Array2<f64>) -> (f64, f64) {
+        let (vals, _) = sym_eigen(a.view()).unwrap();
         (vals[0], vals[vals.len() - 1])
     }
 
@@ -571,7 +899,7 @@ mod tests {
         let (m, n) = (5, 4);
         let mut rng = seeded(6);
         let mut f = FactoredAroma::new(m, n, 0.01, Update::Margin).unwrap();
-        let (mut prev_l, mut prev_o) = (f.lambda().to_dense(), f.omega().to_dense());
+        let (mut prev_l, mut prev_o) = (f.lambda(), f.omega());
         for chunk in 0..10 {
             for _ in 0..100_000 {
                 let scale = 10f64.powi(rng.random_range(-2..=2));
@@ -580,12 +908,13 @@ mod tests {
                 f.step((&q.0, &q.1), (&p.0, &p.1)).unwrap();
             }
             for (now, prev) in [(f.lambda(), &mut prev_l), (f.omega(), &mut prev_o)] {
-                let (lo, hi) = spectrum(now);
+                let (lo, hi) = spectrum(&now);
                 assert!(
                     lo > 0.0 && hi <= 1.0 + 1e-12,
                     "chunk {chunk}: spectrum [{lo}, {hi}]"
                 );
-                let dense = now.to_dense();
+                assert_eq!(now, now.t(), "chunk {chunk}: exactly symmetric");
+                let dense = now;
                 let (dec, _) = sym_eigen((&*prev - &dense).view()).unwrap();
                 assert!(
                     dec[0] > -1e-12,
@@ -597,7 +926,7 @@ mod tests {
             assert!(f.weights().iter().all(|v| v.is_finite()));
         }
         assert!(f.counts().updates > 100_000, "{:?}", f.counts());
-        let (lo, _) = spectrum(f.lambda());
+        let (lo, _) = spectrum(&f.lambda());
         assert!(lo < 0.1, "the factors did shrink: {lo}");
     }
 
@@ -608,19 +937,26 @@ mod tests {
         let (m, n, r) = (4, 3, 0.1);
         let mut rng = seeded(7);
         let mut f = FactoredAroma::new(m, n, r, Update::Margin).unwrap();
-        let (mut sum, mut ul, mut uo) = (0.0, vec![0.0; m], vec![0.0; n]);
+        let (mut sum, mut ul, mut uo) = (0.0, Array1::zeros(m), Array1::zeros(n));
+        let dense = |k: usize, x: &(Vec<usize>, Vec<f64>)| {
+            let mut v = Array1::zeros(k);
+            for (&i, &xi) in x.0.iter().zip(&x.1) {
+                v[i] = xi;
+            }
+            v
+        };
         for _ in 0..20_000 {
             let q = random_sparse(m, 2, 1.0, &mut rng);
             let p = random_sparse(n, 2, 1.0, &mut rng);
             if f.step((&q.0, &q.1), (&p.0, &p.1)).unwrap().updated {
-                f.lambda().mul_sparse(&q.0, &q.1, &mut ul);
-                f.omega().mul_sparse(&p.0, &p.1, &mut uo);
-                sum += dyad_core::sparse::dot_dense(&ul, &q.0, &q.1)
-                    * dyad_core::sparse::dot_dense(&uo, &p.0, &p.1);
+                ul.assign(&f.lambda().dot(&dense(m, &q)));
+                uo.assign(&f.omega().dot(&dense(n, &p)));
+                sum += dyad_core::sparse::dot_dense(ul.as_slice().unwrap(), &q.0, &q.1)
+                    * dyad_core::sparse::dot_dense(uo.as_slice().unwrap(), &p.0, &p.1);
             }
         }
-        let logdet_inv = |a: &SymPacked| -> f64 {
-            -sym_eigen(a.to_dense().view())
+        let logdet_inv = |a: &Array2<f64>| -> f64 {
+            -sym_eigen(a.view())
                 .unwrap()
                 .0
                 .iter()
@@ -628,8 +964,8 @@ mod tests {
                 .sum::<f64>()
         };
         let (bo, bl) = (
-            m as f64 * r * logdet_inv(f.omega()),
-            n as f64 * r * logdet_inv(f.lambda()),
+            m as f64 * r * logdet_inv(&f.omega()),
+            n as f64 * r * logdet_inv(&f.lambda()),
         );
         assert!(
             sum <= bo * (1.0 + 1e-9) && sum <= bl * (1.0 + 1e-9),
@@ -659,7 +995,7 @@ mod tests {
                     assert_eq!(st.updated, st.mistake());
                 }
             }
-            let inv = |a: &SymPacked| crate::aroma::testkit::logdet_inverse(&a.to_dense()).unwrap();
+            let inv = |a: Array2<f64>| crate::aroma::testkit::logdet_inverse(&a).unwrap();
             let ((ldl, il), (ldo, io)) = (inv(f.lambda()), inv(f.omega()));
             let tr = (v.dot(&io).dot(&v.t()) * &il).diag().sum();
             let bound = 2.0 * tr.sqrt() * (r * (-(m as f64) * ldo).min(-(n as f64) * ldl)).sqrt();

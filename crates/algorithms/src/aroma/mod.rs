@@ -12,8 +12,9 @@
 //!   exactly diagonal AROW on `vec(q p^T)`. Memory `2mn`; a round touches only
 //!   `supp(q) x supp(p)`: `O(nnz(q) nnz(p))`.
 //! * [`FactoredAroma`] (f-AROMA, Algorithm 2, Eqs. 12–14): covariance `Ω ⊗ Λ` with a
-//!   query-side `Λ` (`m x m`) and an object-side `Ω` (`n x n`). Memory
-//!   `mn + m(m+1)/2 + n(n+1)/2` (packed factors); an updating round `O(mn + m^2 + n^2)`.
+//!   query-side `Λ` (`m x m`) and an object-side `Ω` (`n x n`). Memory `mn + m^2 + n^2`
+//!   plus a queue of 32 rank-one terms; an updating round `O(nnz(q) m + nnz(p) n)` plus
+//!   `1/32` of a sweep of the three matrices (`O(mn + m^2 + n^2)` amortised flops).
 //! * [`Arow`] / [`DiagonalArow`] (§2.1–2.2): vector AROW with a full or diagonal
 //!   covariance, the reference both reduce to (tests, and a public API for oracles).
 //!
@@ -53,9 +54,9 @@
 //!    with the *other* factor at its old value, not a joint minimiser (the long version is
 //!    unavailable; §2.5). Consequence kept on purpose: at `m = n = 1` the product `ΩΛ`
 //!    shrinks by `(r/(r+ab))^2` per round against AROW's `r/(r+ab)` (tested).
-//! 9. **Exact symmetry** of `Λ`, `Ω`: stored as packed lower triangles
-//!    ([`crate::linalg::SymPacked`]), so the upper triangle cannot drift; the rank-one
-//!    downdates stream half the entries. A computed `q^T Λ q < 0` or `p^T Ω p < 0` stops the
+//! 9. **Exact symmetry** of `Λ`, `Ω`: stored in full so that a row is contiguous, but each
+//!    flush of the queued downdates computes the lower triangle and copies it onto the upper
+//!    one, so the two cannot drift apart (bit for bit, tested). A computed `q^T Λ q < 0` or `p^T Ω p < 0` stops the
 //!    run with [`AlgoError::Numerical`] (never observed, including 10^6-round tests).
 //! 10. **Degenerate rounds**: `p+ = p-` or an empty row gives `p = 0` (or `q = 0`): the rule
 //!     fires (score 0 < 1, and it counts as a mistake) but every update is zero.
