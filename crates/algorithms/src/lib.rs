@@ -43,6 +43,7 @@ pub mod loreta;
 pub mod metric;
 pub mod oasis;
 pub mod params;
+pub mod queued;
 pub(crate) mod simd;
 pub mod tensor_rank;
 

@@ -57,6 +57,7 @@
 use super::arow::ArowStep;
 use super::{RoundCounts, SparseRef, Update, check_features, default_r, validate_r};
 use crate::linalg::try_zeroed;
+use crate::queued::{QUEUE, add_terms, flush_symmetric, queue_dots, rank_update, rows_times};
 use crate::simd::{Isa, multiversion};
 use crate::{AlgoError, Ranker};
 use dyad_core::sampling::TripletSampler;
@@ -65,12 +66,6 @@ use dyad_core::{Flow, LabeledSet, Observer, Rng, Schedule, Scorer, SparseVec, dr
 use ndarray::{Array2, ArrayView2};
 use serde::{Deserialize, Serialize};
 use sprs::{CsMat, CsVecView};
-
-/// Rank-one terms queued before `W`, `Λ` and `Ω` are swept (see the module docs). At
-/// d = 1,000 (`just bench`, group `f_aroma_round`) the round time falls with the queue
-/// length until the per-round queue work `O(QUEUE (m + n))` catches up with the amortised
-/// sweep; 32 is past the knee.
-pub const QUEUE: usize = 32;
 
 /// Parameters of f-AROMA.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -134,173 +129,6 @@ pub struct FactoredAroma {
 
 fn numerical(e: crate::linalg::LinalgError) -> AlgoError {
     AlgoError::Numerical(format!("f-AROMA: {}", e.0))
-}
-
-/// `row += Σ_t coefs[t] vecs[t][..row.len()]`, the terms four at a time (one load and
-/// store of `row` per four terms), `vecs[t]` the `t`-th slice of length `stride`.
-/// Element-wise, so it vectorises at any width with the same bits (no fused multiply-add).
-#[inline(always)]
-fn add_terms(row: &mut [f64], coefs: &[f64], vecs: &[f64], stride: usize) {
-    let len = row.len();
-    let v = |t: usize| &vecs[t * stride..t * stride + len];
-    let mut t = 0;
-    while t + 4 <= coefs.len() {
-        let (c0, c1, c2, c3) = (coefs[t], coefs[t + 1], coefs[t + 2], coefs[t + 3]);
-        let (v0, v1, v2, v3) = (v(t), v(t + 1), v(t + 2), v(t + 3));
-        for j in 0..len {
-            row[j] += c0 * v0[j] + c1 * v1[j] + c2 * v2[j] + c3 * v3[j];
-        }
-        t += 4;
-    }
-    for (c, t) in coefs[t..].iter().zip(t..) {
-        for (x, &y) in row.iter_mut().zip(v(t)) {
-            *x += c * y;
-        }
-    }
-}
-
-/// [`add_terms`] on four rows of equal length at once, each with its own coefficients and
-/// the same `vecs`: every entry gets the same operations in the same order (so the same
-/// bits), and each element of `vecs` is loaded once for the four rows instead of four
-/// times.
-#[inline(always)]
-fn add_terms4(rows: [&mut [f64]; 4], coefs: [&[f64]; 4], vecs: &[f64], stride: usize) {
-    let [r0, r1, r2, r3] = rows;
-    let len = r0.len();
-    let (r1, r2, r3) = (&mut r1[..len], &mut r2[..len], &mut r3[..len]);
-    let v = |t: usize| &vecs[t * stride..t * stride + len];
-    let k = coefs[0].len();
-    let mut t = 0;
-    while t + 4 <= k {
-        let c = |r: usize| -> [f64; 4] {
-            let c: &[f64] = coefs[r];
-            [c[t], c[t + 1], c[t + 2], c[t + 3]]
-        };
-        let (a, b, c, d) = (c(0), c(1), c(2), c(3));
-        let (v0, v1, v2, v3) = (v(t), v(t + 1), v(t + 2), v(t + 3));
-        for j in 0..len {
-            let (x0, x1, x2, x3) = (v0[j], v1[j], v2[j], v3[j]);
-            r0[j] += a[0] * x0 + a[1] * x1 + a[2] * x2 + a[3] * x3;
-            r1[j] += b[0] * x0 + b[1] * x1 + b[2] * x2 + b[3] * x3;
-            r2[j] += c[0] * x0 + c[1] * x1 + c[2] * x2 + c[3] * x3;
-            r3[j] += d[0] * x0 + d[1] * x1 + d[2] * x2 + d[3] * x3;
-        }
-        t += 4;
-    }
-    let tail = |r: usize| &coefs[r][t..];
-    for (((x, &a), &b), (&c, &d)) in (t..k)
-        .map(v)
-        .zip(tail(0))
-        .zip(tail(1))
-        .zip(tail(2).iter().zip(tail(3)))
-    {
-        for j in 0..len {
-            r0[j] += a * x[j];
-            r1[j] += b * x[j];
-            r2[j] += c * x[j];
-            r3[j] += d * x[j];
-        }
-    }
-}
-
-/// `a += Σ_t s_t x_t y_t^T` on the `rows x n` row-major `a` (`x_t`: the `t`-th slice of `x`,
-/// length `xs`; `y_t` of `y`, length `n`), or with `lower` only on the entries `j <= i`:
-/// four rows at a time ([`add_terms4`] over the columns they share, [`add_terms`] for the
-/// rest), every entry summed as [`add_terms`] sums it. `coefs`: scratch of `4 s.len()`.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn rank_update(
-    a: &mut [f64],
-    n: usize,
-    s: &[f64],
-    x: &[f64],
-    xs: usize,
-    y: &[f64],
-    lower: bool,
-    coefs: &mut [f64],
-) {
-    let k = s.len();
-    if n == 0 || k == 0 {
-        return;
-    }
-    let rows = a.len() / n;
-    let coefs = &mut coefs[..4 * k];
-    let fill = |c: &mut [f64], i: usize| {
-        for (t, (ct, &st)) in c.iter_mut().zip(s).enumerate() {
-            *ct = st * x[t * xs + i];
-        }
-    };
-    let full = rows / 4 * 4;
-    for (b, block) in a[..full * n].chunks_exact_mut(4 * n).enumerate() {
-        let i0 = 4 * b;
-        for (r, c) in coefs.chunks_exact_mut(k).enumerate() {
-            fill(c, i0 + r);
-        }
-        let shared = if lower { i0 + 1 } else { n };
-        let (q0, rest) = block.split_at_mut(n);
-        let (q1, rest) = rest.split_at_mut(n);
-        let (q2, q3) = rest.split_at_mut(n);
-        let mut rows_coefs = coefs.chunks_exact(k);
-        let cs: [&[f64]; 4] = std::array::from_fn(|_| rows_coefs.next().expect("four rows"));
-        add_terms4(
-            [
-                &mut q0[..shared],
-                &mut q1[..shared],
-                &mut q2[..shared],
-                &mut q3[..shared],
-            ],
-            [cs[0], cs[1], cs[2], cs[3]],
-            y,
-            n,
-        );
-        if lower {
-            for (r, row) in [q1, q2, q3].into_iter().enumerate() {
-                let end = i0 + r + 2;
-                add_terms(&mut row[shared..end], cs[r + 1], &y[shared..], n);
-            }
-        }
-    }
-    for i in full..rows {
-        let c = &mut coefs[..k];
-        fill(c, i);
-        let end = if lower { i + 1 } else { n };
-        add_terms(&mut a[i * n..i * n + end], c, y, n);
-    }
-}
-
-/// `out = Σ_k x_k A[k, :]` for the rows of a row-major `A` with `cols` columns.
-fn rows_times(a: &[f64], cols: usize, idx: &[usize], val: &[f64], out: &mut [f64]) {
-    out.fill(0.0);
-    for (&k, &xk) in idx.iter().zip(val) {
-        for (o, &y) in out.iter_mut().zip(&a[k * cols..(k + 1) * cols]) {
-            *o += xk * y;
-        }
-    }
-}
-
-/// `out[t] = vecs[t] · x` for the first `out.len()` slices of length `stride`.
-fn queue_dots(vecs: &[f64], stride: usize, idx: &[usize], val: &[f64], out: &mut [f64]) {
-    for (t, o) in out.iter_mut().enumerate() {
-        *o = dot_dense(&vecs[t * stride..(t + 1) * stride], idx, val);
-    }
-}
-
-/// `A_0 += Σ_t g_t v_t v_t^T` on the lower triangle of the `n x n` row-major `a`
-/// ([`rank_update`]), then the lower triangle copied onto the upper one (blocks of 64 x 64,
-/// so both sides stay in cache): exactly symmetric.
-#[inline(always)]
-fn flush_symmetric(a: &mut [f64], n: usize, g: &[f64], vecs: &[f64], coefs: &mut [f64]) {
-    rank_update(a, n, g, vecs, n, vecs, true, coefs);
-    const B: usize = 64;
-    for bi in (0..n).step_by(B) {
-        for bj in (0..=bi).step_by(B) {
-            for i in bi..(bi + B).min(n) {
-                for j in bj..(bj + B).min(i) {
-                    a[j * n + i] = a[i * n + j];
-                }
-            }
-        }
-    }
 }
 
 /// The swept matrices of a flush.
