@@ -550,7 +550,7 @@ fn slurm_status(ws: &Workspace, manifest: Option<PathBuf>) -> Result<ExitCode> {
             CellStatus::Running(h) => (1, "running", format!(" (on {h})")),
             CellStatus::Queued(q) => (2, "queued", format!(" ({q})")),
             CellStatus::Failed(e) => (3, "FAILED", format!(" ({e})")),
-            CellStatus::Pending => (4, "missing", String::new()),
+            CellStatus::Missing => (4, "missing", String::new()),
         };
         counts[i] += 1;
         say!("{word:<9} {}{detail}", c.what);

@@ -9,6 +9,7 @@
 //! `DYAD_SLURM_TEST=1` or `DYAD_REQUIRE_SLURM=1` (`just slurm-test`; CI). Without a cluster
 //! it prints why and passes, unless `DYAD_REQUIRE_SLURM=1`.
 
+use dyad_harness::cluster::Queue;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -51,18 +52,13 @@ fn dyad(results: &Path, args: &[&str]) -> std::process::Output {
         .expect("runs dyad")
 }
 
-fn squeue(jobs: &[String]) -> Vec<(String, String)> {
-    let out = Command::new("squeue")
-        .args(["-h", "-r", "-o", "%i %T", "-j", &jobs.join(",")])
-        .output()
-        .expect("squeue");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| {
-            let mut it = l.split_whitespace();
-            Some((it.next()?.to_string(), it.next()?.to_string()))
-        })
-        .collect()
+/// The submission's jobs still in Slurm's queue, as `cluster::Queue` reads them.
+fn queued(jobs: &[String]) -> Queue {
+    Queue::ask(jobs).expect("squeue")
+}
+
+fn is_empty(q: &Queue) -> bool {
+    q.tasks.is_empty() && q.jobs.is_empty()
 }
 
 /// Submit, returning the manifest and the (array, report) job ids.
@@ -90,7 +86,7 @@ fn submit(results: &Path, targets: &[String]) -> (PathBuf, Vec<String>) {
 
 fn wait_gone(jobs: &[String], limit: Duration) {
     let t0 = Instant::now();
-    while !squeue(jobs).is_empty() {
+    while !is_empty(&queued(jobs)) {
         assert!(
             t0.elapsed() < limit,
             "jobs {jobs:?} still queued after {limit:?}"
@@ -189,13 +185,11 @@ fn oasis_quick_profile_as_a_job_array_survives_a_killed_task() {
     assert!(n > 1, "{n} cells to compute");
     let t0 = Instant::now();
     let killed = loop {
-        if let Some((id, _)) = squeue(&jobs[..1])
-            .into_iter()
-            .find(|(id, st)| st == "RUNNING" && id.contains('_'))
-        {
-            break Some(id);
+        let q = queued(&jobs[..1]);
+        if let Some((i, _)) = q.tasks.iter().find(|(_, st)| *st == "RUNNING") {
+            break Some(format!("{}_{i}", jobs[0]));
         }
-        if squeue(&jobs[..1]).is_empty() || t0.elapsed() > limit {
+        if is_empty(&q) || t0.elapsed() > limit {
             break None;
         }
         std::thread::sleep(Duration::from_millis(200));

@@ -62,7 +62,7 @@ pub enum CellStatus {
     /// Waiting in Slurm's queue (its state and reason: `PENDING (JobArrayTaskLimit)`).
     Queued(String),
     /// Not computed and not queued: a resubmission computes it.
-    Pending,
+    Missing,
 }
 
 fn absolute(p: &Path) -> PathBuf {
@@ -268,7 +268,7 @@ pub fn status(path: &Path, queue: Option<&Queue>) -> Result<(Manifest, Vec<CellS
             } else if let Some(state) = task {
                 CellStatus::Queued(state.to_string())
             } else {
-                CellStatus::Pending
+                CellStatus::Missing
             }
         })
         .collect();
@@ -474,11 +474,11 @@ mod tests {
             [
                 CellStatus::Failed("out of memory".into()),
                 CellStatus::Queued("PENDING (JobArrayTaskLimit)".into()),
-                CellStatus::Pending,
+                CellStatus::Missing,
             ]
         );
         let (_, st) = status(&path, None).unwrap();
-        assert_eq!(st[1], CellStatus::Pending);
+        assert_eq!(st[1], CellStatus::Missing);
         assert_eq!(Manifest::read(&path).unwrap(), m);
     }
 
