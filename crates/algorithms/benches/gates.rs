@@ -1,5 +1,6 @@
 //! Instruction-count gates of the hot kernels: one OASIS PA-I step at MNIST and at 20
-//! Newsgroups densities, one LORETA-1 step (at n = m = 1,000 and at issue 13's 10,000), one
+//! Newsgroups densities, one LORETA-1 step (at n = m = 1,000 and at issue 13's 10,000; also in
+//! Gram form), one
 //! d-AROMA and one f-AROMA round, one Givens rotation (d = 100, 1,000, 10,000), one sweep
 //! of Givens tensor decomposition, one low-rank KR gradient (tensor ranking, Eqs. 23–24).
 //! Each kernel runs a fixed, seeded workload under valgrind's callgrind,
@@ -27,11 +28,13 @@ use dyad_algorithms::aroma::{DiagonalAroma, FactoredAroma, Update};
 use dyad_algorithms::fixtures::planted_orthogonal_tensor;
 use dyad_algorithms::fixtures::random_sparse;
 use dyad_algorithms::givens::{Givens, GivensTensorConfig, MomentTensor, TensorDecomposer};
+use dyad_algorithms::loreta::gram::DEFAULT_REFRESH_EVERY;
 use dyad_algorithms::loreta::init::gaussian;
-use dyad_algorithms::loreta::{Loreta1, PinvTolerances, ScaledSparse};
+use dyad_algorithms::loreta::{Loreta1, Loreta1Gram, PinvTolerances, ScaledSparse};
 use dyad_algorithms::oasis::{BilinearModel, StepScratch};
 use dyad_core::observe::NullObserver;
 use dyad_core::{Schedule, SparseVec, seeded};
+use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 use sprs::CsVec;
 use std::collections::BTreeMap;
@@ -121,12 +124,17 @@ fn loreta1(ops: u64) {
 /// `ops` LORETA-1 steps at issue 13's size, `n = m = 10,000`, `k = 50`, from Gaussian factors
 /// (so both pseudo-inverse updates take Algorithm 7's generic branch), on sparse bag-of-words
 /// triplets: `g1 = eta q` and `g2 = p+ - p-` for unit-norm documents of 80 words each (about
-/// the density of a 20 Newsgroups document over 10,000 terms).
-fn loreta1_10k(ops: u64) {
+/// the density of a 20 Newsgroups document over 10,000 terms). `step` is one step of the
+/// state built from the two factors.
+fn loreta1_10k_with<S>(
+    ops: u64,
+    build: impl FnOnce(Array2<f64>, Array2<f64>) -> S,
+    mut step: impl FnMut(&mut S, ScaledSparse<'_>, ScaledSparse<'_>),
+) {
     let (n, k, words) = (10_000, 50, 80);
     let mut rng = seeded(2);
     let (a, b) = (gaussian(n, k, 1.0, &mut rng), gaussian(n, k, 1.0, &mut rng));
-    let mut state = Loreta1::new(a, b, PinvTolerances::default()).expect("full rank");
+    let mut state = build(a, b);
     let docs: Vec<CsVec<f64>> = (0..48).map(|_| random_sparse(n, words, &mut rng)).collect();
     let triplets: Vec<(usize, SparseVec)> = (0..16)
         .map(|i| {
@@ -141,16 +149,37 @@ fn loreta1_10k(ops: u64) {
             let (q, d) = &triplets[i % triplets.len()];
             let q = &docs[*q];
             i += 1;
-            black_box(
-                state
-                    .step(
-                        ScaledSparse::new(q.indices(), q.data(), 0.01),
-                        ScaledSparse::new(&d.indices, &d.values, 1.0),
-                    )
-                    .expect("finite step"),
+            step(
+                &mut state,
+                ScaledSparse::new(q.indices(), q.data(), 0.01),
+                ScaledSparse::new(&d.indices, &d.values, 1.0),
             );
         }
     });
+}
+
+fn loreta1_10k(ops: u64) {
+    loreta1_10k_with(
+        ops,
+        |a, b| Loreta1::new(a, b, PinvTolerances::default()).expect("full rank"),
+        |s, g1, g2| {
+            black_box(s.step(g1, g2).expect("finite step"));
+        },
+    )
+}
+
+/// The same workload through the Gram form (`loreta::gram`; no refresh falls in the run).
+fn loreta1_gram_10k(ops: u64) {
+    loreta1_10k_with(
+        ops,
+        |a, b| {
+            Loreta1Gram::new(a, b, PinvTolerances::default(), DEFAULT_REFRESH_EVERY)
+                .expect("full rank")
+        },
+        |s, g1, g2| {
+            black_box(s.step(g1, g2).expect("finite step"));
+        },
+    )
 }
 
 /// `ops` low-rank KR objective-and-gradient evaluations (Eqs. 22–24, `O(np² + knp)`) at
@@ -300,6 +329,12 @@ static GATES: &[Gate] = &[
         about: "one LORETA-1 step, n = m = 10,000, k = 50, bag-of-words triplet (80 words a document)",
         ops: 20,
         run: loreta1_10k,
+    },
+    Gate {
+        name: "loreta1_gram_step_10k",
+        about: "one LORETA-1 step in Gram form, n = m = 10,000, k = 50, bag-of-words triplet (80 words a document)",
+        ops: 200,
+        run: loreta1_gram_10k,
     },
     Gate {
         name: "d_aroma_round",

@@ -6,12 +6,16 @@
 //! holds `A`, `B`, `A^{+T}`, `B^{+T}`: `4nk` floats for `m = n` (printed once per size). The
 //! `sweep` entries are the memory bound of a step: one read-modify-write pass (one add per
 //! element) over four arrays of the same size, which every LORETA-1 step must at least do
-//! (every entry of the four matrices changes at every step).
+//! (every entry of the four matrices changes at every step). `loreta1_gram` is the same step
+//! in Gram form (`crate::loreta::gram`: the pseudo-inverses implicit, `O((nnz g1 + nnz g2)
+//! k + k^2)` per step, its periodic `O((n+m)k^2)` refresh included in the average), which
+//! that bound does not apply to: it touches only the rows in the gradients' supports.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use dyad_algorithms::fixtures::random_sparse;
+use dyad_algorithms::loreta::gram::DEFAULT_REFRESH_EVERY;
 use dyad_algorithms::loreta::init::gaussian;
-use dyad_algorithms::loreta::{Loreta1, Loreta1Psd, PinvTolerances, ScaledSparse};
+use dyad_algorithms::loreta::{Loreta1, Loreta1Gram, Loreta1Psd, PinvTolerances, ScaledSparse};
 use dyad_core::{SparseVec, seeded};
 use sprs::CsVec;
 use std::hint::black_box;
@@ -61,6 +65,38 @@ fn bench(c: &mut Criterion) {
         let mut i = 0usize;
         group.bench_with_input(
             BenchmarkId::new("loreta1", format!("n={n},k={k}")),
+            &n,
+            |bch, _| {
+                bch.iter(|| {
+                    let (q, d) = &grads[i % grads.len()];
+                    i += 1;
+                    black_box(
+                        state
+                            .step(
+                                ScaledSparse::new(q.indices(), q.data(), eta),
+                                ScaledSparse::new(&d.indices, &d.values, 1.0),
+                            )
+                            .expect("finite step"),
+                    )
+                })
+            },
+        );
+    }
+    for (n, k) in [
+        (1_000usize, 50usize),
+        (10_000, 10),
+        (10_000, 50),
+        (10_000, 100),
+        (100_000, 50),
+    ] {
+        let mut rng = seeded(1);
+        let (a, b) = (gaussian(n, k, 1.0, &mut rng), gaussian(n, k, 1.0, &mut rng));
+        let mut state = Loreta1Gram::new(a, b, PinvTolerances::default(), DEFAULT_REFRESH_EVERY)
+            .expect("full rank");
+        let grads = pool(n);
+        let mut i = 0usize;
+        group.bench_with_input(
+            BenchmarkId::new("loreta1_gram", format!("n={n},k={k}")),
             &n,
             |bch, _| {
                 bch.iter(|| {

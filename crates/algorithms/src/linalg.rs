@@ -452,6 +452,31 @@ pub fn spd_solve(a: ArrayView2<'_, f64>, b: &[f64]) -> Result<Vec<f64>, LinalgEr
     Ok((0..b.len()).map(|i| x[(i, 0)]).collect())
 }
 
+/// The inverse of a symmetric positive-definite `A` (only its lower triangle is read) by
+/// Cholesky factorisation, symmetrised (exactly symmetric); an error when `A` is not
+/// numerically positive definite.
+pub fn spd_inverse(a: ArrayView2<'_, f64>) -> Result<Array2<f64>, LinalgError> {
+    use faer::linalg::solvers::Solve;
+    assert_eq!(a.nrows(), a.ncols(), "spd_inverse needs a square matrix");
+    check_finite(a, "spd_inverse")?;
+    let n = a.nrows();
+    let a = a.as_standard_layout();
+    let llt = a
+        .view()
+        .into_faer()
+        .llt(Side::Lower)
+        .map_err(|e| LinalgError(format!("Cholesky factorisation failed: {e:?}")))?;
+    let mut x = faer::Mat::<f64>::identity(n, n);
+    llt.solve_in_place(x.as_mut());
+    Ok(Array2::from_shape_fn((n, n), |(i, j)| {
+        if i == j {
+            x[(i, i)]
+        } else {
+            0.5 * (x[(i, j)] + x[(j, i)])
+        }
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

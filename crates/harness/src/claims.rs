@@ -505,10 +505,10 @@ fn value_within(
             x => format!("{x}"),
         };
         parts.push(format!(
-            "{d}: {:.3} (95 % interval {:.3} .. {:.3}, n = {}; range {} .. {})",
-            st.mean,
-            a,
-            b,
+            "{d}: {} (95 % interval {} .. {}, n = {}; range {} .. {})",
+            num(st.mean),
+            num(a),
+            num(b),
             st.n,
             bound(lo),
             bound(hi)

@@ -30,6 +30,8 @@
 //!   rank-`r` gradients (Algorithm 3);
 //! * [`pinv`]: the corrected rank-one pseudo-inverse update (Algorithm 7), all four branches;
 //! * [`loreta1`]: the LORETA-1 state (Algorithm 4), safeguards of §2.7;
+//! * [`gram`]: LORETA-1 in Gram form (the same iterates with the pseudo-inverses implicit,
+//!   `A^+ = (A^T A)^{-1} A^T`: `O((nnz g1 + nnz g2) k + k^2)` per step, independent of `n`);
 //! * [`psd`]: LORETA-1-PSD (Algorithm 5);
 //! * [`init`]: the initialisations of §2.8;
 //! * [`losses`]: the triplet and multilabel ranking hinges of §3;
@@ -61,6 +63,7 @@
 //!   leaves the trajectory of `W` unchanged). Non-finite quantities are always errors; branch
 //!   counts are always kept and reported as model statistics.
 
+pub mod gram;
 pub mod init;
 pub mod labels;
 pub mod loreta1;
@@ -71,13 +74,14 @@ pub mod pinv;
 pub mod psd;
 pub mod triplet;
 
+pub use gram::Loreta1Gram;
 pub use init::Init;
 pub use labels::{LabelRetrieval, LoretaLabelsConfig, label_ranking_map};
 pub use loreta1::{Loreta1, Loreta1Step, ScaledSparse};
 pub use model::{LoretaStats, LowRankModel};
 pub use pinv::{PinvBranch, PinvTolerances};
 pub use psd::{Loreta1Psd, PsdStep};
-pub use triplet::{LoretaConfig, LoretaPsdConfig};
+pub use triplet::{Form, LoretaConfig, LoretaPsdConfig};
 
 use crate::AlgoError;
 use dyad_core::sampling::TripletSampler;

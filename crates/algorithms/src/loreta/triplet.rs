@@ -6,6 +6,7 @@
 //! sampled triplet; its loss costs `O((nnz q + nnz(p+ - p-)) k)` and, when positive, the
 //! update `O(dk)`.
 
+use super::gram::{DEFAULT_REFRESH_EVERY, Loreta1Gram};
 use super::loreta1::{Loreta1, ScaledSparse};
 use super::losses::triplet_hinge;
 use super::psd::Loreta1Psd;
@@ -55,6 +56,24 @@ pub struct LoretaConfig {
     pub zero_init_updates: Option<usize>,
     #[serde(default)]
     pub safeguards: Safeguards,
+    /// How the pseudo-inverses are kept: `carried` (Algorithm 4 with Algorithm 7, `O((n+m)k)`
+    /// per step, the default) or `gram` (the same iterates with `A^+ = (A^T A)^{-1} A^T`
+    /// implicit, `O((nnz g1 + nnz g2) k + k^2)` per step: [`super::gram`]).
+    #[serde(default, skip_serializing_if = "is_carried")]
+    pub form: Form,
+}
+
+/// The two implementations of one LORETA-1 step (see [`LoretaConfig::form`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Form {
+    #[default]
+    Carried,
+    Gram,
+}
+
+fn is_carried(form: &Form) -> bool {
+    *form == Form::Carried
 }
 
 impl Default for LoretaConfig {
@@ -68,6 +87,7 @@ impl Default for LoretaConfig {
             init_std: default_std(),
             zero_init_updates: None,
             safeguards: Safeguards::default(),
+            form: Form::Carried,
         }
     }
 }
@@ -123,6 +143,27 @@ trait TripletState {
 }
 
 impl TripletState for Loreta1 {
+    fn score(&mut self, q: (&[usize], &[f64]), p: (&[usize], &[f64])) -> f64 {
+        self.bilinear(q, p)
+    }
+    fn update(&mut self, g1: ScaledSparse<'_>, g2: ScaledSparse<'_>) -> Result<(), AlgoError> {
+        self.step(g1, g2).map(|_| ())
+    }
+    fn safeguard(&mut self, s: &Safeguards, step: u64) -> Result<(), AlgoError> {
+        if s.check_due(step) {
+            self.check_pinvs(s.drift_tolerance)?;
+        }
+        if s.rebalance_due(step) {
+            self.rebalance()?;
+        }
+        Ok(())
+    }
+    fn scorer(&mut self) -> &(dyn Scorer + 'static) {
+        self.model()
+    }
+}
+
+impl TripletState for Loreta1Gram {
     fn score(&mut self, q: (&[usize], &[f64]), p: (&[usize], &[f64])) -> f64 {
         self.bilinear(q, p)
     }
@@ -254,21 +295,18 @@ impl Ranker for LoretaConfig {
         let rank = budget_rank("LORETA", self.rank, self.memory, train.dim())?;
         check_rank("LORETA", rank, train.dim(), train.dim())?;
         let tol = self.safeguards.tolerances();
-        fit_triplets(
-            train,
-            schedule,
-            rng,
-            obs,
-            self.eta,
-            self.eta_t0,
-            &self.safeguards,
-            |sampler, rng| {
-                let (a, b) = self
-                    .init_spec()
-                    .triplet_factors(train, sampler, rank, rng)?;
+        let init = self.init_spec();
+        let (eta, t0, guards) = (self.eta, self.eta_t0, &self.safeguards);
+        match self.form {
+            Form::Carried => fit_triplets(train, schedule, rng, obs, eta, t0, guards, |sa, rng| {
+                let (a, b) = init.triplet_factors(train, sa, rank, rng)?;
                 Loreta1::new(a, b, tol)
-            },
-        )
+            }),
+            Form::Gram => fit_triplets(train, schedule, rng, obs, eta, t0, guards, |sa, rng| {
+                let (a, b) = init.triplet_factors(train, sa, rank, rng)?;
+                Loreta1Gram::new(a, b, tol, DEFAULT_REFRESH_EVERY)
+            }),
+        }
     }
 
     fn is_iterative(&self) -> bool {
