@@ -46,73 +46,58 @@ fn bench(c: &mut Criterion) {
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3));
     let eta = 0.01;
-    for (n, k) in [
-        (1_000usize, 50usize),
+    const SIZES: [(usize, usize); 5] = [
+        (1_000, 50),
         (10_000, 10),
         (10_000, 50),
         (10_000, 100),
         (100_000, 50),
-    ] {
-        let mut rng = seeded(1);
-        let (a, b) = (gaussian(n, k, 1.0, &mut rng), gaussian(n, k, 1.0, &mut rng));
+    ];
+    // Both forms at every size, on the same Gaussian factors and gradient pool.
+    type Step = Box<dyn FnMut(ScaledSparse<'_>, ScaledSparse<'_>)>;
+    let carried = |a, b| -> Step {
         let mut state = Loreta1::new(a, b, PinvTolerances::default()).expect("full rank");
         eprintln!(
-            "loreta1 n = m = {n}, k = {k}: state {} floats ({:.1} MB)",
+            "loreta1: state {} floats ({:.1} MB)",
             state.memory_floats(),
             state.memory_floats() as f64 * 8e-6
         );
-        let grads = pool(n);
-        let mut i = 0usize;
-        group.bench_with_input(
-            BenchmarkId::new("loreta1", format!("n={n},k={k}")),
-            &n,
-            |bch, _| {
-                bch.iter(|| {
-                    let (q, d) = &grads[i % grads.len()];
-                    i += 1;
-                    black_box(
-                        state
-                            .step(
-                                ScaledSparse::new(q.indices(), q.data(), eta),
-                                ScaledSparse::new(&d.indices, &d.values, 1.0),
-                            )
-                            .expect("finite step"),
-                    )
-                })
-            },
-        );
-    }
-    for (n, k) in [
-        (1_000usize, 50usize),
-        (10_000, 10),
-        (10_000, 50),
-        (10_000, 100),
-        (100_000, 50),
-    ] {
-        let mut rng = seeded(1);
-        let (a, b) = (gaussian(n, k, 1.0, &mut rng), gaussian(n, k, 1.0, &mut rng));
+        Box::new(move |g1, g2| {
+            black_box(state.step(g1, g2).expect("finite step"));
+        })
+    };
+    let gram = |a, b| -> Step {
         let mut state = Loreta1Gram::new(a, b, PinvTolerances::default(), DEFAULT_REFRESH_EVERY)
             .expect("full rank");
-        let grads = pool(n);
-        let mut i = 0usize;
-        group.bench_with_input(
-            BenchmarkId::new("loreta1_gram", format!("n={n},k={k}")),
-            &n,
-            |bch, _| {
-                bch.iter(|| {
-                    let (q, d) = &grads[i % grads.len()];
-                    i += 1;
-                    black_box(
-                        state
-                            .step(
-                                ScaledSparse::new(q.indices(), q.data(), eta),
-                                ScaledSparse::new(&d.indices, &d.values, 1.0),
-                            )
-                            .expect("finite step"),
-                    )
-                })
-            },
-        );
+        Box::new(move |g1, g2| {
+            black_box(state.step(g1, g2).expect("finite step"));
+        })
+    };
+    for (name, build) in [
+        ("loreta1", &carried as &dyn Fn(_, _) -> Step),
+        ("loreta1_gram", &gram),
+    ] {
+        for (n, k) in SIZES {
+            let mut rng = seeded(1);
+            let (a, b) = (gaussian(n, k, 1.0, &mut rng), gaussian(n, k, 1.0, &mut rng));
+            let mut step = build(a, b);
+            let grads = pool(n);
+            let mut i = 0usize;
+            group.bench_with_input(
+                BenchmarkId::new(name, format!("n={n},k={k}")),
+                &n,
+                |bch, _| {
+                    bch.iter(|| {
+                        let (q, d) = &grads[i % grads.len()];
+                        i += 1;
+                        step(
+                            ScaledSparse::new(q.indices(), q.data(), eta),
+                            ScaledSparse::new(&d.indices, &d.values, 1.0),
+                        );
+                    })
+                },
+            );
+        }
     }
     // The memory bound: a bare read-modify-write sweep over the same 4nk floats (four
     // separate n x k arrays, like A, A^{+T}, B, B^{+T}), one add per element.

@@ -430,6 +430,19 @@ pub fn pinv_transposed_full_rank(a: ArrayView2<'_, f64>) -> Result<Array2<f64>, 
 
 // ---- tensor_rank kernels ----
 
+/// The Cholesky factorisation of a symmetric positive-definite `A` (lower triangle read).
+fn cholesky(
+    a: ArrayView2<'_, f64>,
+    what: &str,
+) -> Result<faer::linalg::solvers::Llt<f64>, LinalgError> {
+    check_finite(a, what)?;
+    a.as_standard_layout()
+        .view()
+        .into_faer()
+        .llt(Side::Lower)
+        .map_err(|e| LinalgError(format!("Cholesky factorisation failed: {e:?}")))
+}
+
 /// Solve `A x = b` for a symmetric positive-definite `A` (only its lower triangle is read) by
 /// Cholesky factorisation; an error when `A` is not numerically positive definite.
 pub fn spd_solve(a: ArrayView2<'_, f64>, b: &[f64]) -> Result<Vec<f64>, LinalgError> {
@@ -440,13 +453,7 @@ pub fn spd_solve(a: ArrayView2<'_, f64>, b: &[f64]) -> Result<Vec<f64>, LinalgEr
         b.len(),
         "spd_solve: right-hand side of the wrong length"
     );
-    check_finite(a, "spd_solve")?;
-    let a = a.as_standard_layout();
-    let llt = a
-        .view()
-        .into_faer()
-        .llt(Side::Lower)
-        .map_err(|e| LinalgError(format!("Cholesky factorisation failed: {e:?}")))?;
+    let llt = cholesky(a, "spd_solve")?;
     let mut x = faer::Mat::<f64>::from_fn(b.len(), 1, |i, _| b[i]);
     llt.solve_in_place(x.as_mut());
     Ok((0..b.len()).map(|i| x[(i, 0)]).collect())
@@ -458,14 +465,8 @@ pub fn spd_solve(a: ArrayView2<'_, f64>, b: &[f64]) -> Result<Vec<f64>, LinalgEr
 pub fn spd_inverse(a: ArrayView2<'_, f64>) -> Result<Array2<f64>, LinalgError> {
     use faer::linalg::solvers::Solve;
     assert_eq!(a.nrows(), a.ncols(), "spd_inverse needs a square matrix");
-    check_finite(a, "spd_inverse")?;
     let n = a.nrows();
-    let a = a.as_standard_layout();
-    let llt = a
-        .view()
-        .into_faer()
-        .llt(Side::Lower)
-        .map_err(|e| LinalgError(format!("Cholesky factorisation failed: {e:?}")))?;
+    let llt = cholesky(a, "spd_inverse")?;
     let mut x = faer::Mat::<f64>::identity(n, n);
     llt.solve_in_place(x.as_mut());
     Ok(Array2::from_shape_fn((n, n), |(i, j)| {

@@ -34,19 +34,24 @@ pub fn rank_query(
     // One packed key per candidate, (descending score, ascending index), sorted as plain
     // integers: the unique order a stable sort by decreasing score gives (the index breaks
     // ties), with the keys contiguous instead of looked up through the scores at every
-    // comparison (about 3x faster at 10^4 candidates; same ranking, tested against the
-    // stable sort).
+    // comparison (LORETA F4's quick evaluation: 17 s -> 7 s; the same ranking, tested against
+    // the stable sort).
     let mut keys: Vec<u128> = (0..scores.len())
         .filter(|&i| Some(i) != exclude)
         .map(|i| (u128::from(descending_key(scores[i])) << 64) | i as u128)
         .collect();
     keys.sort_unstable();
-    let order = keys.iter().map(|&k| k as u64 as usize);
-    let n_candidates = keys.len();
-    let n_relevant = keys
-        .iter()
-        .filter(|&&k| relevant[k as u64 as usize])
-        .count();
+    ranking_metrics(keys.iter().map(|&k| k as u64 as usize), relevant, k_max)
+}
+
+/// AP and precision@1..k_max of a ranking (candidate indices, best first).
+fn ranking_metrics(
+    order: impl ExactSizeIterator<Item = usize> + Clone,
+    relevant: &[bool],
+    k_max: usize,
+) -> QueryRanking {
+    let n_candidates = order.len();
+    let n_relevant = order.clone().filter(|&i| relevant[i]).count();
     let mut precision = Vec::with_capacity(k_max);
     let (mut hits, mut ap_sum) = (0usize, 0.0);
     for (r, i) in order.enumerate() {
@@ -194,7 +199,7 @@ mod tests {
         assert!(close(s.chance, 2.0 / 3.0));
     }
 
-    /// The former implementation: a stable sort of the indices by decreasing score.
+    /// The former ordering: a stable sort of the indices by decreasing score.
     fn reference(
         scores: &[f64],
         relevant: &[bool],
@@ -207,27 +212,7 @@ mod tests {
         };
         let mut order: Vec<usize> = (0..scores.len()).filter(|&i| Some(i) != exclude).collect();
         order.sort_by(|&a, &b| key(b).total_cmp(&key(a)));
-        let n_relevant = order.iter().filter(|&&i| relevant[i]).count();
-        let mut precision = Vec::with_capacity(k_max);
-        let (mut hits, mut ap_sum) = (0usize, 0.0);
-        for (r, &i) in order.iter().enumerate() {
-            if relevant[i] {
-                hits += 1;
-                ap_sum += hits as f64 / (r + 1) as f64;
-            }
-            if r < k_max {
-                precision.push(hits as f64 / (r + 1) as f64);
-            }
-        }
-        for k in precision.len() + 1..=k_max {
-            precision.push(hits as f64 / k as f64);
-        }
-        QueryRanking {
-            ap: (n_relevant > 0).then(|| ap_sum / n_relevant as f64),
-            precision,
-            n_relevant,
-            n_candidates: order.len(),
-        }
+        ranking_metrics(order.into_iter(), relevant, k_max)
     }
 
     #[test]

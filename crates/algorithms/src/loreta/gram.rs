@@ -416,20 +416,8 @@ impl Loreta1Gram {
         g1: ScaledSparse<'_>,
         g2: ScaledSparse<'_>,
     ) -> Result<Loreta1Step, AlgoError> {
-        let (n, m) = (self.rows(), self.cols());
-        if !g1.fits(n) || !g2.fits(m) {
-            return Err(AlgoError::Param(format!(
-                "LORETA: gradient factors exceed the model's {n} x {m} shape"
-            )));
-        }
-        if g1.is_zero() || g2.is_zero() {
-            return Ok(Loreta1Step {
-                s: 0.0,
-                beta: 1.0,
-                branch_a: PinvBranch::Generic,
-                branch_b: PinvBranch::Generic,
-                applied: false,
-            });
+        if let Some(nothing) = Loreta1Step::screen(g1, g2, self.rows(), self.cols())? {
+            return Ok(nothing);
         }
         self.a.gather(g1);
         self.b.gather(g2);
@@ -473,20 +461,7 @@ impl Loreta1Gram {
                 applied: false,
             });
         }
-        let stats = &mut self.stats;
-        stats.updates += 1;
-        if s.abs() > 1.0 {
-            stats.large_s += 1;
-        }
-        stats.max_abs_s = stats.max_abs_s.max(s.abs());
-        for br in [branch_a, branch_b] {
-            match br {
-                PinvBranch::Generic => stats.branch_generic += 1,
-                PinvBranch::BetaZero => stats.branch_beta_zero += 1,
-                PinvBranch::WZero => stats.branch_w_zero += 1,
-                PinvBranch::RankLoss => unreachable!("skipped above"),
-            }
-        }
+        self.stats.record_update(s, [branch_a, branch_b]);
         // Both factors read the old state: `own` of each was computed above and is not
         // changed by `apply`.
         let (a, b) = (&mut self.a, &mut self.b);

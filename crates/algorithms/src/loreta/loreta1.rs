@@ -378,6 +378,30 @@ pub struct Loreta1Step {
     pub applied: bool,
 }
 
+impl Loreta1Step {
+    /// What every form of the step does before any arithmetic: gradient factors outside the
+    /// `n x m` model are an error, a zero descent is a skipped step (`Some`); else `None`.
+    pub(crate) fn screen(
+        g1: ScaledSparse<'_>,
+        g2: ScaledSparse<'_>,
+        n: usize,
+        m: usize,
+    ) -> Result<Option<Self>, AlgoError> {
+        if !g1.fits(n) || !g2.fits(m) {
+            return Err(AlgoError::Param(format!(
+                "LORETA: gradient factors exceed the model's {n} x {m} shape"
+            )));
+        }
+        Ok((g1.is_zero() || g2.is_zero()).then_some(Self {
+            s: 0.0,
+            beta: 1.0,
+            branch_a: PinvBranch::Generic,
+            branch_b: PinvBranch::Generic,
+            applied: false,
+        }))
+    }
+}
+
 /// The LORETA-1 state: the model `W = A B^T` and the transposed pseudo-inverses, with the
 /// last step's write deferred (module docs).
 #[derive(Debug, Clone)]
@@ -539,19 +563,8 @@ impl Loreta1 {
         g2: ScaledSparse<'_>,
     ) -> Result<Loreta1Step, AlgoError> {
         let (n, m, k) = (self.model.rows(), self.model.cols(), self.model.rank());
-        if !g1.fits(n) || !g2.fits(m) {
-            return Err(AlgoError::Param(format!(
-                "LORETA: gradient factors exceed the model's {n} x {m} shape"
-            )));
-        }
-        if g1.is_zero() || g2.is_zero() {
-            return Ok(Loreta1Step {
-                s: 0.0,
-                beta: 1.0,
-                branch_a: PinvBranch::Generic,
-                branch_b: PinvBranch::Generic,
-                applied: false,
-            });
+        if let Some(nothing) = Loreta1Step::screen(g1, g2, n, m)? {
+            return Ok(nothing);
         }
         let pending = self.pending;
         let isa = self.isa;
@@ -626,19 +639,7 @@ impl Loreta1 {
                 applied: false,
             });
         }
-        stats.updates += 1;
-        if s.abs() > 1.0 {
-            stats.large_s += 1;
-        }
-        stats.max_abs_s = stats.max_abs_s.max(s.abs());
-        for br in [branch_a, branch_b] {
-            match br {
-                PinvBranch::Generic => stats.branch_generic += 1,
-                PinvBranch::BetaZero => stats.branch_beta_zero += 1,
-                PinvBranch::WZero => stats.branch_w_zero += 1,
-                PinvBranch::RankLoss => unreachable!("skipped above"),
-            }
-        }
+        stats.record_update(s, [branch_a, branch_b]);
         // v = A^+ a3 = (1/2 - s/8) a1, the branch's correction vectors, and the deferred
         // write (d = the other factor's projection, g, coefficients).
         let vs = 0.5 - 0.125 * s;

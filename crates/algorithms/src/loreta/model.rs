@@ -32,6 +32,27 @@ pub struct LoretaStats {
     pub rebalances: u64,
 }
 
+impl LoretaStats {
+    /// Count an applied step: its `s = tr M` and the Algorithm 7 branches of its two
+    /// pseudo-inverse updates (never `RankLoss`: such steps are skipped, not applied).
+    pub(crate) fn record_update(&mut self, s: f64, branches: [super::PinvBranch; 2]) {
+        use super::PinvBranch;
+        self.updates += 1;
+        if s.abs() > 1.0 {
+            self.large_s += 1;
+        }
+        self.max_abs_s = self.max_abs_s.max(s.abs());
+        for br in branches {
+            match br {
+                PinvBranch::Generic => self.branch_generic += 1,
+                PinvBranch::BetaZero => self.branch_beta_zero += 1,
+                PinvBranch::WZero => self.branch_w_zero += 1,
+                PinvBranch::RankLoss => unreachable!("rank-loss steps are skipped"),
+            }
+        }
+    }
+}
+
 /// `W = A B^T` with `A` (`n x k`) and `B` (`m x k`) row-major; `B = A` for the PSD model
 /// `W = Y Y^T`. As a [`Scorer`], `S(q, p) = q^T W p = (A^T q) . (B^T p)` (query on the `A`
 /// side); as a [`LabelScorer`], the scores of the `n` labels (rows of `W`) for a feature

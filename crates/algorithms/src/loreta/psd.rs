@@ -208,20 +208,9 @@ impl Loreta1Psd {
             let yp = self.yp.as_slice_mut().expect("standard layout");
             apply_rank_one(y, yp, k, &self.l2, &self.h1, &second, &mut self.scratch);
         }
-        let stats = &mut self.model.stats;
-        stats.updates += 1;
-        if s.abs() > 1.0 {
-            stats.large_s += 1;
-        }
-        stats.max_abs_s = stats.max_abs_s.max(s.abs());
-        for br in [first.branch, second.branch] {
-            match br {
-                PinvBranch::Generic => stats.branch_generic += 1,
-                PinvBranch::BetaZero => stats.branch_beta_zero += 1,
-                PinvBranch::WZero => stats.branch_w_zero += 1,
-                PinvBranch::RankLoss => unreachable!("skipped above"),
-            }
-        }
+        self.model
+            .stats
+            .record_update(s, [first.branch, second.branch]);
         Ok(PsdStep {
             s,
             first: first.branch,

@@ -142,47 +142,37 @@ trait TripletState {
     fn scorer(&mut self) -> &(dyn Scorer + 'static);
 }
 
-impl TripletState for Loreta1 {
-    fn score(&mut self, q: (&[usize], &[f64]), p: (&[usize], &[f64])) -> f64 {
-        self.bilinear(q, p)
-    }
-    fn update(&mut self, g1: ScaledSparse<'_>, g2: ScaledSparse<'_>) -> Result<(), AlgoError> {
-        self.step(g1, g2).map(|_| ())
-    }
-    fn safeguard(&mut self, s: &Safeguards, step: u64) -> Result<(), AlgoError> {
-        if s.check_due(step) {
-            self.check_pinvs(s.drift_tolerance)?;
+/// Both forms of LORETA-1 share the loop's four operations under the same names.
+macro_rules! loreta1_triplet_state {
+    ($($state:ty),*) => {$(
+        impl TripletState for $state {
+            fn score(&mut self, q: (&[usize], &[f64]), p: (&[usize], &[f64])) -> f64 {
+                self.bilinear(q, p)
+            }
+            fn update(
+                &mut self,
+                g1: ScaledSparse<'_>,
+                g2: ScaledSparse<'_>,
+            ) -> Result<(), AlgoError> {
+                self.step(g1, g2).map(|_| ())
+            }
+            fn safeguard(&mut self, s: &Safeguards, step: u64) -> Result<(), AlgoError> {
+                if s.check_due(step) {
+                    self.check_pinvs(s.drift_tolerance)?;
+                }
+                if s.rebalance_due(step) {
+                    self.rebalance()?;
+                }
+                Ok(())
+            }
+            fn scorer(&mut self) -> &(dyn Scorer + 'static) {
+                self.model()
+            }
         }
-        if s.rebalance_due(step) {
-            self.rebalance()?;
-        }
-        Ok(())
-    }
-    fn scorer(&mut self) -> &(dyn Scorer + 'static) {
-        self.model()
-    }
+    )*};
 }
 
-impl TripletState for Loreta1Gram {
-    fn score(&mut self, q: (&[usize], &[f64]), p: (&[usize], &[f64])) -> f64 {
-        self.bilinear(q, p)
-    }
-    fn update(&mut self, g1: ScaledSparse<'_>, g2: ScaledSparse<'_>) -> Result<(), AlgoError> {
-        self.step(g1, g2).map(|_| ())
-    }
-    fn safeguard(&mut self, s: &Safeguards, step: u64) -> Result<(), AlgoError> {
-        if s.check_due(step) {
-            self.check_pinvs(s.drift_tolerance)?;
-        }
-        if s.rebalance_due(step) {
-            self.rebalance()?;
-        }
-        Ok(())
-    }
-    fn scorer(&mut self) -> &(dyn Scorer + 'static) {
-        self.model()
-    }
-}
+loreta1_triplet_state!(Loreta1, Loreta1Gram);
 
 impl TripletState for Loreta1Psd {
     fn score(&mut self, q: (&[usize], &[f64]), p: (&[usize], &[f64])) -> f64 {
