@@ -224,10 +224,15 @@ impl Workspace {
                     .collect(),
             })
             .collect();
-        let doc = report::document(&sections, profile);
         let dir = report::report_dir(&self.results, profile);
         let html = dir.join("index.html");
         let md = dir.join("REPORT.md");
+        // The report being replaced: its complete sections stand in for experiments whose
+        // cells this cache no longer has (a fresh clone of the committed paper report).
+        let previous = std::fs::read_to_string(&md)
+            .map(|t| report::Previous::parse(&t))
+            .unwrap_or_default();
+        let doc = report::document(&sections, profile, &previous);
         let io = |p: &Path, e: std::io::Error| HarnessError::Other(format!("{}: {e}", p.display()));
         cache::write_atomic(&html, report::to_html(&doc).as_bytes()).map_err(|e| io(&html, e))?;
         cache::write_atomic(&md, report::to_markdown(&doc).as_bytes()).map_err(|e| io(&md, e))?;

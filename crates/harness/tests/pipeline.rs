@@ -428,6 +428,55 @@ fn outputs_tables_figures_report_and_checks() {
     );
 }
 
+/// A section whose cells are gone (a fresh clone of a committed report) keeps the replaced
+/// report's numbers, marked KEPT with the commit they were computed at, instead of NOT RUN;
+/// keeping twice changes nothing; computing the cells again renders it afresh.
+#[test]
+fn a_report_keeps_the_sections_whose_cells_are_gone() {
+    let f = fixture(SPEC);
+    let (plans, _) = plan_and_run(&f.ws, 2);
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap();
+    let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
+    let fresh = read(&md);
+    assert!(!fresh.contains("KEPT") && fresh.contains("[c1]"), "{fresh}");
+    let claim = fresh
+        .lines()
+        .find(|l| l.contains("[c1]"))
+        .unwrap()
+        .to_string();
+    std::fs::remove_dir_all(f.ws.cache().root()).unwrap();
+    let [html, md] = f.ws.report(&plans, Profile::Quick).unwrap();
+    let kept = read(&md);
+    assert!(!kept.contains("NOT RUN"), "{kept}");
+    assert!(kept.contains(&claim), "{kept}");
+    assert!(
+        kept.contains("KEPT from the report generated at commit ")
+            && kept.contains("this cache holds 0 of this experiment's 4 cells")
+            && kept.contains("1 of them are KEPT"),
+        "{kept}"
+    );
+    // The claim counts are the kept report's: the summary line is unchanged.
+    let summary = |t: &str| {
+        t.lines()
+            .find(|l| l.starts_with("Claims on real data"))
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(summary(&kept), summary(&fresh));
+    assert!(read(&html).contains("KEPT from the report"));
+    let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
+    assert_eq!(read(&md), kept);
+    // Recomputed: rendered from the cells again.
+    let (plans, _) = plan_and_run(&f.ws, 2);
+    let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
+    assert!(!read(&md).contains("KEPT"));
+    // Never computed and nothing to keep: NOT RUN.
+    std::fs::remove_dir_all(f.ws.cache().root()).unwrap();
+    std::fs::remove_file(&md).unwrap();
+    let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
+    assert!(read(&md).contains("NOT RUN"));
+}
+
 #[test]
 fn unknown_solver_or_data_set_names_the_line() {
     let f = fixture(&SPEC.replace("name = \"euclidean\"", "name = \"euclidian\""));
