@@ -73,7 +73,7 @@ fn numerical(what: &str, e: impl std::fmt::Display) -> AlgoError {
 }
 
 /// `out = M x` for a row-major `k x k` `M`.
-fn mat_vec(m: &[f64], x: &[f64], out: &mut [f64]) {
+pub(super) fn mat_vec(m: &[f64], x: &[f64], out: &mut [f64]) {
     let k = x.len();
     for (o, row) in out.iter_mut().zip(m.chunks_exact(k)) {
         *o = dot(row, x);
@@ -81,7 +81,7 @@ fn mat_vec(m: &[f64], x: &[f64], out: &mut [f64]) {
 }
 
 /// `out = M^T x` for a row-major `k x k` `M` (rows accumulated: contiguous).
-fn mat_t_vec(m: &[f64], x: &[f64], out: &mut [f64]) {
+pub(super) fn mat_t_vec(m: &[f64], x: &[f64], out: &mut [f64]) {
     let k = x.len();
     out.fill(0.0);
     for (&xi, row) in x.iter().zip(m.chunks_exact(k)) {
@@ -90,7 +90,7 @@ fn mat_t_vec(m: &[f64], x: &[f64], out: &mut [f64]) {
 }
 
 /// `M += alpha x y^T` (row-major `k x k`).
-fn rank_one(m: &mut [f64], alpha: f64, x: &[f64], y: &[f64]) {
+pub(super) fn rank_one(m: &mut [f64], alpha: f64, x: &[f64], y: &[f64]) {
     let k = y.len();
     for (&xi, row) in x.iter().zip(m.chunks_exact_mut(k)) {
         axpy(row, alpha * xi, y);
@@ -99,7 +99,7 @@ fn rank_one(m: &mut [f64], alpha: f64, x: &[f64], y: &[f64]) {
 
 /// `S += a x x^T + b (x y^T + y x^T) + c y y^T` for a symmetric row-major `k x k` `S`, entry
 /// by entry with an expression symmetric in `(i, j)`, so `S` stays exactly symmetric.
-fn sym_rank_two(s: &mut [f64], a: f64, b: f64, c: f64, x: &[f64], y: &[f64]) {
+pub(super) fn sym_rank_two(s: &mut [f64], a: f64, b: f64, c: f64, x: &[f64], y: &[f64]) {
     let k = x.len();
     for (i, row) in s.chunks_exact_mut(k).enumerate() {
         let (xi, yi) = (x[i], y[i]);
@@ -112,23 +112,24 @@ fn sym_rank_two(s: &mut [f64], a: f64, b: f64, c: f64, x: &[f64], y: &[f64]) {
 
 /// One factor `F = U M` with `G = F^T F` and `H = G^{-1}`, and the scratch of a step.
 #[derive(Debug, Clone)]
-struct Factor {
-    u: Array2<f64>,
+pub(super) struct Factor {
+    pub(super) u: Array2<f64>,
     /// `M`, `M^{-1}`, `G`, `H`: row-major `k x k`.
-    m: Vec<f64>,
-    m_inv: Vec<f64>,
-    g: Vec<f64>,
-    h: Vec<f64>,
-    /// `U^T g`, `A^T g = M^T U^T g`, `A^+ g = H A^T g` of the current step.
-    t: Vec<f64>,
+    pub(super) m: Vec<f64>,
+    pub(super) m_inv: Vec<f64>,
+    pub(super) g: Vec<f64>,
+    pub(super) h: Vec<f64>,
+    /// `U^T g`, `A^T g = M^T U^T g`, `A^+ g = H A^T g` of the current step; `t` also
+    /// holds `y = A^T a3` for [`Factor::update_gram`].
+    pub(super) t: Vec<f64>,
     cross: Vec<f64>,
     own: Vec<f64>,
     /// `G a1`, `H d`, `H y` (`y = A^T a3`), `M a1`, `M^{-T} d`.
     g_own: Vec<f64>,
-    hd: Vec<f64>,
+    pub(super) hd: Vec<f64>,
     hy: Vec<f64>,
     m_own: Vec<f64>,
-    md: Vec<f64>,
+    pub(super) md: Vec<f64>,
     /// `|g|^2` of the current step.
     gsq: f64,
 }
@@ -145,7 +146,7 @@ struct Parts {
 }
 
 impl Factor {
-    fn new(f: Array2<f64>) -> Result<Self, AlgoError> {
+    pub(super) fn new(f: Array2<f64>) -> Result<Self, AlgoError> {
         let k = f.ncols();
         let eye = Array2::<f64>::eye(k).into_raw_vec_and_offset().0;
         let mut out = Self {
@@ -168,19 +169,19 @@ impl Factor {
         Ok(out)
     }
 
-    fn k(&self) -> usize {
+    pub(super) fn k(&self) -> usize {
         self.u.ncols()
     }
 
     /// `F = U M`.
-    fn materialise(&self) -> Array2<f64> {
+    pub(super) fn materialise(&self) -> Array2<f64> {
         let k = self.k();
         let m = Array2::from_shape_vec((k, k), self.m.clone()).expect("k x k");
         matmul(self.u.view(), m.view())
     }
 
     /// `U <- U M`, `M = M^{-1} = I`, then `G`, `H` exactly.
-    fn refresh(&mut self) -> Result<(), AlgoError> {
+    pub(super) fn refresh(&mut self) -> Result<(), AlgoError> {
         let k = self.k();
         self.u = self.materialise();
         let eye = Array2::<f64>::eye(k).into_raw_vec_and_offset().0;
@@ -201,7 +202,7 @@ impl Factor {
     }
 
     /// `|H G_exact - I|_max`: the drift of the implicit pseudo-inverse (`O(n k^2)`).
-    fn drift(&self) -> f64 {
+    pub(super) fn drift(&self) -> f64 {
         let k = self.k();
         let f = self.materialise();
         let mut g = Array2::<f64>::zeros((k, k));
@@ -279,13 +280,19 @@ impl Factor {
         for ((y, &ga), &c) in self.t.iter_mut().zip(&self.g_own).zip(&self.cross) {
             *y = p * ga + q * c;
         }
-        sym_rank_two(&mut self.g, parts.c2, 1.0, 0.0, d, &self.t);
+        self.update_gram(d, parts.c2, parts.nv2)
+    }
+
+    /// `G' = G + d y^T + y d^T + c2 d d^T` (the Gram matrix after `F <- F + l d^T` with `y =
+    /// F^T l` in `t`, `c2 = |l|^2`) and `H' = G'^{-1}` by Woodbury, given `hd = H d` and
+    /// `nv2 = d . H d`. An error when `det G' / det G <= 0` (the factor loses rank).
+    pub(super) fn update_gram(&mut self, d: &[f64], c2: f64, nv2: f64) -> Result<(), AlgoError> {
+        sym_rank_two(&mut self.g, c2, 1.0, 0.0, d, &self.t);
         // H' by Woodbury: G' = G + Y S Y^T with Y = [d, y], S = [[c2, 1], [1, 0]],
         // C = Y^T H Y = [[d.Hd, d.Hy], [d.Hy, y.Hy]], K = I + S C (det K = det G' / det G),
         // H' = H - Z T Z^T with Z = [Hd, Hy], T = K^{-1} S (symmetric; symmetrised).
         mat_vec(&self.h, &self.t, &mut self.hy);
-        let (c00, c01, c11) = (parts.nv2, dot(&self.hd, &self.t), dot(&self.t, &self.hy));
-        let c2 = parts.c2;
+        let (c00, c01, c11) = (nv2, dot(&self.hd, &self.t), dot(&self.t, &self.hy));
         let (k00, k01, k10, k11) = (1.0 + c2 * c00 + c01, c2 * c01 + c11, c00, 1.0 + c01);
         let det = k00 * k11 - k01 * k10;
         if !(det.is_finite() && det > 0.0) {
@@ -528,31 +535,8 @@ impl Loreta1Gram {
 mod tests {
     use super::*;
     use crate::loreta::Loreta1;
-    use dyad_core::{Rng, SparseVec, seeded};
-    use rand::Rng as _;
-
-    fn random(n: usize, m: usize, rng: &mut Rng) -> Array2<f64> {
-        Array2::from_shape_fn((n, m), |_| rng.random_range(-1.0..1.0))
-    }
-
-    fn sparse(d: usize, fill: f64, rng: &mut Rng) -> SparseVec {
-        let mut v = SparseVec::default();
-        for i in 0..d {
-            if rng.random::<f64>() < fill {
-                v.indices.push(i);
-                v.values.push(rng.random_range(-1.0..1.0));
-            }
-        }
-        if v.indices.is_empty() {
-            v.indices.push(0);
-            v.values.push(1.0);
-        }
-        v
-    }
-
-    fn max_abs(a: &Array2<f64>) -> f64 {
-        a.iter().fold(0.0f64, |m, v| m.max(v.abs()))
-    }
+    use crate::loreta::testing::{max_abs, random, sparse};
+    use dyad_core::{SparseVec, seeded};
 
     /// The same gradient stream through the carried and the Gram form, regressing `W` onto a
     /// random rank-`k` target (so that `W` stays well conditioned, as in a learning run): `W`

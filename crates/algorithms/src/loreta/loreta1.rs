@@ -781,33 +781,10 @@ mod tests {
     use crate::linalg::pinv;
     use crate::loreta::manifold::{loreta_r, naive_step};
     use crate::loreta::pinv::{PinvScratch, rank_one_update};
-    use dyad_core::{Rng, SparseVec, seeded};
+    use crate::loreta::testing::{max_abs, random, sparse};
+    use dyad_core::{SparseVec, seeded};
     use ndarray::{Array1, Axis};
     use rand::Rng as _;
-
-    fn random(n: usize, m: usize, rng: &mut Rng) -> Array2<f64> {
-        Array2::from_shape_fn((n, m), |_| rng.random_range(-1.0..1.0))
-    }
-
-    fn max_abs(a: &Array2<f64>) -> f64 {
-        a.iter().fold(0.0f64, |m, v| m.max(v.abs()))
-    }
-
-    /// A random sparse vector of dimension `d` with about `fill` of its entries non-zero.
-    fn sparse(d: usize, fill: f64, rng: &mut Rng) -> SparseVec {
-        let mut v = SparseVec::default();
-        for i in 0..d {
-            if rng.random::<f64>() < fill {
-                v.indices.push(i);
-                v.values.push(rng.random_range(-1.0..1.0));
-            }
-        }
-        if v.indices.is_empty() {
-            v.indices.push(0);
-            v.values.push(1.0);
-        }
-        v
-    }
 
     fn dense(v: &SparseVec, d: usize, scale: f64) -> Array1<f64> {
         Array1::from(v.to_dense(d)) * scale

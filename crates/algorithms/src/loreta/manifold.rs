@@ -201,16 +201,13 @@ pub fn loreta_r(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::loreta::testing::max_abs;
     use dyad_core::seeded;
     use rand::Rng as _;
 
     pub(crate) fn random(n: usize, m: usize, seed: u64) -> Array2<f64> {
         let mut rng = seeded(seed);
         Array2::from_shape_fn((n, m), |_| rng.random_range(-1.0..1.0))
-    }
-
-    fn max_abs(a: &Array2<f64>) -> f64 {
-        a.iter().fold(0.0f64, |m, v| m.max(v.abs()))
     }
 
     fn fro(a: &Array2<f64>) -> f64 {

@@ -32,7 +32,7 @@
 //! * [`loreta1`]: the LORETA-1 state (Algorithm 4), safeguards of §2.7;
 //! * [`gram`]: LORETA-1 in Gram form (the same iterates with the pseudo-inverses implicit,
 //!   `A^+ = (A^T A)^{-1} A^T`: `O((nnz g1 + nnz g2) k + k^2)` per step, independent of `n`);
-//! * [`psd`]: LORETA-1-PSD (Algorithm 5);
+//! * [`psd`]: LORETA-1-PSD (Algorithm 5); [`psd_gram`]: the same in Gram form;
 //! * [`init`]: the initialisations of §2.8;
 //! * [`losses`]: the triplet and multilabel ranking hinges of §3;
 //! * [`model`]: [`LowRankModel`], the reported model (a [`dyad_core::Scorer`] and a
@@ -72,7 +72,42 @@ pub mod manifold;
 pub mod model;
 pub mod pinv;
 pub mod psd;
+pub mod psd_gram;
 pub mod triplet;
+
+/// Helpers shared by the module's tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use dyad_core::{Rng, SparseVec};
+    use ndarray::Array2;
+    use rand::Rng as _;
+
+    /// An `n x m` matrix of independent U(-1, 1) entries.
+    pub fn random(n: usize, m: usize, rng: &mut Rng) -> Array2<f64> {
+        Array2::from_shape_fn((n, m), |_| rng.random_range(-1.0..1.0))
+    }
+
+    pub fn max_abs(a: &Array2<f64>) -> f64 {
+        a.iter().fold(0.0f64, |m, v| m.max(v.abs()))
+    }
+
+    /// A random sparse vector of dimension `d` with about `fill` of its entries non-zero
+    /// (U(-1, 1) values; `e_0` when none was drawn).
+    pub fn sparse(d: usize, fill: f64, rng: &mut Rng) -> SparseVec {
+        let mut v = SparseVec::default();
+        for i in 0..d {
+            if rng.random::<f64>() < fill {
+                v.indices.push(i);
+                v.values.push(rng.random_range(-1.0..1.0));
+            }
+        }
+        if v.indices.is_empty() {
+            v.indices.push(0);
+            v.values.push(1.0);
+        }
+        v
+    }
+}
 
 pub use gram::Loreta1Gram;
 pub use init::Init;
@@ -81,6 +116,7 @@ pub use loreta1::{Loreta1, Loreta1Step, ScaledSparse};
 pub use model::{LoretaStats, LowRankModel};
 pub use pinv::{PinvBranch, PinvTolerances};
 pub use psd::{Loreta1Psd, PsdStep};
+pub use psd_gram::Loreta1PsdGram;
 pub use triplet::{Form, LoretaConfig, LoretaPsdConfig};
 
 use crate::AlgoError;

@@ -292,6 +292,7 @@ pub fn rank_one_update(
 mod tests {
     use super::*;
     use crate::linalg::pinv;
+    use crate::loreta::testing::max_abs;
     use dyad_core::seeded;
     use ndarray::{Array1, Array2};
     use rand::Rng as _;
@@ -299,10 +300,6 @@ mod tests {
     fn random(n: usize, m: usize, seed: u64) -> Array2<f64> {
         let mut rng = seeded(seed);
         Array2::from_shape_fn((n, m), |_| rng.random_range(-1.0..1.0))
-    }
-
-    fn max_abs(a: &Array2<f64>) -> f64 {
-        a.iter().fold(0.0f64, |m, v| m.max(v.abs()))
     }
 
     /// Run the update on `(a, pinv(a))` and compare with the SVD pseudo-inverse of `a + c d^T`.

@@ -102,6 +102,11 @@ impl Loreta1Psd {
         &self.model.stats
     }
 
+    /// `q^T W p = (Y^T q) . (Y^T p)` of the current model.
+    pub fn bilinear(&self, q: (&[usize], &[f64]), p: (&[usize], &[f64])) -> f64 {
+        self.model.bilinear(q, p)
+    }
+
     /// `Y^{+T}` (`n x k`).
     pub fn pinv_t(&self) -> &Array2<f64> {
         &self.yp
@@ -251,17 +256,10 @@ fn plan_finite(p: &PinvPlan) -> bool {
 mod tests {
     use super::*;
     use crate::linalg::{matmul, pinv};
+    use crate::loreta::testing::{max_abs, random};
     use dyad_core::{Rng, SparseVec, seeded};
     use ndarray::{Array1, Axis};
     use rand::Rng as _;
-
-    fn random(n: usize, m: usize, rng: &mut Rng) -> Array2<f64> {
-        Array2::from_shape_fn((n, m), |_| rng.random_range(-1.0..1.0))
-    }
-
-    fn max_abs(a: &Array2<f64>) -> f64 {
-        a.iter().fold(0.0f64, |m, v| m.max(v.abs()))
-    }
 
     fn fro(a: &Array2<f64>) -> f64 {
         a.iter().map(|v| v * v).sum::<f64>().sqrt()

@@ -10,6 +10,7 @@ use super::gram::{DEFAULT_REFRESH_EVERY, Loreta1Gram};
 use super::loreta1::{Loreta1, ScaledSparse};
 use super::losses::triplet_hinge;
 use super::psd::Loreta1Psd;
+use super::psd_gram::Loreta1PsdGram;
 use super::{Init, InitSpec, Safeguards, budget_rank, check_rank, positive, step_size};
 use crate::{AlgoError, Ranker};
 use dyad_core::sampling::TripletSampler;
@@ -174,24 +175,35 @@ macro_rules! loreta1_triplet_state {
 
 loreta1_triplet_state!(Loreta1, Loreta1Gram);
 
-impl TripletState for Loreta1Psd {
-    fn score(&mut self, q: (&[usize], &[f64]), p: (&[usize], &[f64])) -> f64 {
-        self.model().bilinear(q, p)
-    }
-    fn update(&mut self, g1: ScaledSparse<'_>, g2: ScaledSparse<'_>) -> Result<(), AlgoError> {
-        self.step(g1, g2).map(|_| ())
-    }
-    fn safeguard(&mut self, s: &Safeguards, step: u64) -> Result<(), AlgoError> {
-        // A symmetric model is balanced by construction: only the drift check applies.
-        if s.check_due(step) {
-            self.check_pinvs(s.drift_tolerance)?;
+/// Both forms of LORETA-1-PSD likewise; a symmetric model is balanced by construction, so
+/// only the drift check applies.
+macro_rules! psd_triplet_state {
+    ($($state:ty),*) => {$(
+        impl TripletState for $state {
+            fn score(&mut self, q: (&[usize], &[f64]), p: (&[usize], &[f64])) -> f64 {
+                self.bilinear(q, p)
+            }
+            fn update(
+                &mut self,
+                g1: ScaledSparse<'_>,
+                g2: ScaledSparse<'_>,
+            ) -> Result<(), AlgoError> {
+                self.step(g1, g2).map(|_| ())
+            }
+            fn safeguard(&mut self, s: &Safeguards, step: u64) -> Result<(), AlgoError> {
+                if s.check_due(step) {
+                    self.check_pinvs(s.drift_tolerance)?;
+                }
+                Ok(())
+            }
+            fn scorer(&mut self) -> &(dyn Scorer + 'static) {
+                self.model()
+            }
         }
-        Ok(())
-    }
-    fn scorer(&mut self) -> &(dyn Scorer + 'static) {
-        self.model()
-    }
+    )*};
 }
+
+psd_triplet_state!(Loreta1Psd, Loreta1PsdGram);
 
 /// The training state of both triplet learners.
 struct Run<'a, 'r, S> {
@@ -332,6 +344,11 @@ pub struct LoretaPsdConfig {
     /// meaningless for `Y Y^T` and must stay 0).
     #[serde(default)]
     pub safeguards: Safeguards,
+    /// `carried` (Algorithm 5 carrying `Y^+`, `O(nk)` per step, the default) or `gram` (the
+    /// same iterates with `Y^+ = (Y^T Y)^{-1} Y^T` implicit, `O((nnz g1 + nnz g2) k + k^2)`:
+    /// [`super::psd_gram`]).
+    #[serde(default, skip_serializing_if = "is_carried")]
+    pub form: Form,
 }
 
 impl Default for LoretaPsdConfig {
@@ -344,6 +361,7 @@ impl Default for LoretaPsdConfig {
             init: Init::Identity,
             init_std: default_std(),
             safeguards: Safeguards::default(),
+            form: Form::Carried,
         }
     }
 }
@@ -393,21 +411,18 @@ impl Ranker for LoretaPsdConfig {
         let rank = budget_rank("LORETA-PSD", self.rank, self.memory, train.dim())?;
         check_rank("LORETA-PSD", rank, train.dim(), train.dim())?;
         let tol = self.safeguards.tolerances();
-        fit_triplets(
-            train,
-            schedule,
-            rng,
-            obs,
-            self.eta,
-            self.eta_t0,
-            &self.safeguards,
-            |sampler, rng| {
-                let (y, _) = self
-                    .init_spec()
-                    .triplet_factors(train, sampler, rank, rng)?;
+        let init = self.init_spec();
+        let (eta, t0, guards) = (self.eta, self.eta_t0, &self.safeguards);
+        match self.form {
+            Form::Carried => fit_triplets(train, schedule, rng, obs, eta, t0, guards, |sa, rng| {
+                let (y, _) = init.triplet_factors(train, sa, rank, rng)?;
                 Loreta1Psd::new(y, tol)
-            },
-        )
+            }),
+            Form::Gram => fit_triplets(train, schedule, rng, obs, eta, t0, guards, |sa, rng| {
+                let (y, _) = init.triplet_factors(train, sa, rank, rng)?;
+                Loreta1PsdGram::with_defaults(y, tol)
+            }),
+        }
     }
 
     fn is_iterative(&self) -> bool {
