@@ -535,7 +535,7 @@ impl Loreta1Gram {
 mod tests {
     use super::*;
     use crate::loreta::Loreta1;
-    use crate::loreta::testing::{max_abs, random, sparse};
+    use crate::loreta::testing::{max_abs, random, replay, sparse};
     use dyad_core::{SparseVec, seeded};
 
     /// The same gradient stream through the carried and the Gram form, regressing `W` onto a
@@ -671,16 +671,12 @@ mod tests {
         let tol = PinvTolerances::default();
         let run = |read: bool| {
             let mut st = Loreta1Gram::new(a.clone(), b.clone(), tol, 16).unwrap();
-            for (g1, g2) in &grads {
-                st.step(
-                    ScaledSparse::new(&g1.indices, &g1.values, 0.1),
-                    ScaledSparse::new(&g2.indices, &g2.values, 1.0),
-                )
-                .unwrap();
+            replay(&grads, |g1, g2| {
+                st.step(g1, g2).unwrap();
                 if read {
                     st.model();
                 }
-            }
+            });
             st.model().clone()
         };
         assert_eq!(run(true), run(false));

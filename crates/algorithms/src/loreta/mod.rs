@@ -91,6 +91,19 @@ pub(crate) mod testing {
         a.iter().fold(0.0f64, |m, v| m.max(v.abs()))
     }
 
+    /// Feed a stream of gradients `(0.1 g1) g2^T` to `step`.
+    pub fn replay(
+        grads: &[(SparseVec, SparseVec)],
+        mut step: impl FnMut(super::ScaledSparse<'_>, super::ScaledSparse<'_>),
+    ) {
+        for (g1, g2) in grads {
+            step(
+                super::ScaledSparse::new(&g1.indices, &g1.values, 0.1),
+                super::ScaledSparse::new(&g2.indices, &g2.values, 1.0),
+            );
+        }
+    }
+
     /// A random sparse vector of dimension `d` with about `fill` of its entries non-zero
     /// (U(-1, 1) values; `e_0` when none was drawn).
     pub fn sparse(d: usize, fill: f64, rng: &mut Rng) -> SparseVec {

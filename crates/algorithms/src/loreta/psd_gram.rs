@@ -511,7 +511,7 @@ fn half_finite(h: &Half) -> bool {
 mod tests {
     use super::*;
     use crate::loreta::Loreta1Psd;
-    use crate::loreta::testing::{max_abs, random, sparse};
+    use crate::loreta::testing::{max_abs, random, replay, sparse};
     use dyad_core::{SparseVec, seeded};
 
     fn dense(idx: &[usize], val: &[f64], n: usize) -> ndarray::Array1<f64> {
@@ -690,16 +690,12 @@ mod tests {
         let tol = PinvTolerances::default();
         let run = |read: bool| {
             let mut st = Loreta1PsdGram::new(y.clone(), tol, 16).unwrap();
-            for (g1, g2) in &grads {
-                st.step(
-                    ScaledSparse::new(&g1.indices, &g1.values, 0.1),
-                    ScaledSparse::new(&g2.indices, &g2.values, 1.0),
-                )
-                .unwrap();
+            replay(&grads, |g1, g2| {
+                st.step(g1, g2).unwrap();
                 if read {
                     st.model();
                 }
-            }
+            });
             st
         };
         assert_eq!(run(true).model().clone(), run(false).model().clone());
