@@ -31,10 +31,15 @@
 //!
 //! **Autodiff and determinism**: the networks are candle (`candle-core`, `candle-nn`) tensors
 //! on the CPU in f64; candle's backward pass computes the gradients, and the update is a
-//! [`candle_nn::Optimizer`] ([`MomentumSgd`]; candle's own SGD has no momentum). Training and
-//! evaluation run inside a one-thread rayon pool, so candle's matrix products (the `gemm`
-//! crate, which splits work over rayon) run sequentially; every output element is reduced in a
-//! fixed order, and a run is bit-for-bit reproducible for a seed (tested).
+//! [`candle_nn::Optimizer`] ([`MomentumSgd`]; candle's own SGD has no momentum). candle's
+//! matrix products (the `gemm` crate) split the output, never the inner sum, and its
+//! element-wise kernels work per element, so every output element is reduced in a fixed order
+//! whatever the thread count, and a run is bit-for-bit reproducible for a seed (tested). The
+//! `dyad` binary makes candle sequential ([`sequential_candle_products`]): the harness runs
+//! one cell per core already. DR does not install a pool of its own: a harness worker that
+//! waits on another pool runs other cells of its own pool meanwhile, and their time landed on
+//! DR's solver clock (measured: four DR cells of one data set started nested and reported
+//! 9.4–13.2 s each, where one alone takes 0.5 s).
 //!
 //! **Cost** per pair and epoch: about `6·(m w + (L − 1) w² + w)` flops (forward and backward
 //! on two points), e.g. 6.4·10⁶ at `m = 784`, `w = 256`.
@@ -53,6 +58,40 @@ use ndarray::{Array1, Array2, ArrayView2, Axis};
 use rand::Rng as _;
 use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
+
+/// Makes candle's CPU matrix products sequential for the rest of the process, keeping the
+/// global rayon pool at the size the user asked for.
+///
+/// candle (0.11) decides the parallelism of every CPU matrix product afresh: it reads
+/// `RAYON_NUM_THREADS` and, when that is unset, counts the physical cores by parsing
+/// `/proc/cpuinfo` (a file read per product), then splits the product into that many rayon
+/// tasks. The harness already runs one cell per core, so the split only adds work. Measured
+/// on `tensor-ranking/fig2-attributes --profile quick --threads 1` (one run each, this
+/// machine, DR still in its own pool then): DR cells 2.6–3.1 s with the variable unset,
+/// 1.4–1.9 s with it at 2, 0.6–1.1 s with it at 1; every tau, objective and chosen
+/// hyper-parameter identical in the three runs, and in both Fig. 2 specs with it unset and at
+/// 1 (gemm splits the output, never the inner sum).
+///
+/// It sets `RAYON_NUM_THREADS=1` and builds the global rayon pool explicitly with the size the
+/// variable had (or one thread per core), so the variable now speaks only to candle. Call it
+/// first thing in `main`.
+///
+/// # Safety
+/// Setting an environment variable races with any other thread reading the environment: call
+/// this before the process starts a thread.
+pub unsafe fn sequential_candle_products() {
+    let global = std::env::var("RAYON_NUM_THREADS")
+        .ok()
+        .and_then(|s| s.parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    // SAFETY: the caller guarantees that no other thread exists yet.
+    unsafe { std::env::set_var("RAYON_NUM_THREADS", "1") };
+    // An error means a global pool exists already: it keeps its size.
+    let _ = rayon::ThreadPoolBuilder::new()
+        .num_threads(global)
+        .build_global();
+}
 
 /// Parameters of DR.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -372,7 +411,6 @@ struct DeepRun<'a> {
     nets: Vec<Net>,
     order: Vec<usize>,
     buf: Vec<(u32, u32, f64)>,
-    pool: rayon::ThreadPool,
     cfg: DeepRankConfig,
     epochs: u64,
     batches: u64,
@@ -422,10 +460,6 @@ impl<'a> DeepRun<'a> {
         let nets = (0..cfg.restarts)
             .map(|_| Net::new(m, cfg, rng))
             .collect::<Result<Vec<_>, _>>()?;
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .build()
-            .map_err(|e| AlgoError::Numerical(format!("thread pool: {e}")))?;
         Ok(Self {
             x,
             local: local_t,
@@ -436,7 +470,6 @@ impl<'a> DeepRun<'a> {
             mean,
             inv_std,
             nets,
-            pool,
             cfg: cfg.clone(),
             epochs: 0,
             batches: 0,
@@ -448,38 +481,36 @@ impl<'a> DeepRun<'a> {
     fn assess(&self) -> Result<Vec<Option<(f64, f64)>>, AlgoError> {
         let (local, train, val) = (&self.local, &self.train, &self.validation);
         let nets = &self.nets;
-        self.pool.install(|| {
-            nets.iter()
-                .map(|net| {
-                    if !net.alive {
-                        return Ok(None);
-                    }
-                    let loss = if train.is_empty() {
-                        0.0
-                    } else {
-                        net.pair_loss(local, train)
-                            .and_then(|l| l.to_scalar::<f64>())
-                            .map_err(candle_err)?
-                    };
-                    if !loss.is_finite() {
-                        return Ok(None);
-                    }
-                    let key = if val.is_empty() {
-                        loss
-                    } else {
-                        let f = net.scores(local)?;
-                        let wrong = val
-                            .iter()
-                            .filter(|&&(i, j)| {
-                                f[i].partial_cmp(&f[j]) != Some(std::cmp::Ordering::Greater)
-                            })
-                            .count();
-                        wrong as f64 / val.len() as f64
-                    };
-                    Ok(Some((key, loss)))
-                })
-                .collect()
-        })
+        nets.iter()
+            .map(|net| {
+                if !net.alive {
+                    return Ok(None);
+                }
+                let loss = if train.is_empty() {
+                    0.0
+                } else {
+                    net.pair_loss(local, train)
+                        .and_then(|l| l.to_scalar::<f64>())
+                        .map_err(candle_err)?
+                };
+                if !loss.is_finite() {
+                    return Ok(None);
+                }
+                let key = if val.is_empty() {
+                    loss
+                } else {
+                    let f = net.scores(local)?;
+                    let wrong = val
+                        .iter()
+                        .filter(|&&(i, j)| {
+                            f[i].partial_cmp(&f[j]) != Some(std::cmp::Ordering::Greater)
+                        })
+                        .count();
+                    wrong as f64 / val.len() as f64
+                };
+                Ok(Some((key, loss)))
+            })
+            .collect()
     }
 }
 
@@ -491,13 +522,10 @@ impl Stepper for DeepRun<'_> {
         let lr = self.cfg.learning_rate * self.cfg.lr_decay.powi(self.epochs as i32);
         let (local, train, batch) = (&self.local, &self.train, self.cfg.batch_pairs);
         let (nets, order, buf) = (&mut self.nets, &mut self.order, &mut self.buf);
-        self.pool.install(|| -> Result<(), AlgoError> {
-            for net in nets.iter_mut().filter(|n| n.alive) {
-                net.opt.set_learning_rate(lr);
-                net.train_epoch(local, train, batch, order, buf)?;
-            }
-            Ok(())
-        })?;
+        for net in nets.iter_mut().filter(|n| n.alive) {
+            net.opt.set_learning_rate(lr);
+            net.train_epoch(local, train, batch, order, buf)?;
+        }
         self.epochs += 1;
         self.batches += self.train.len().div_ceil(batch) as u64 * self.nets.len() as u64;
         if self.nets.iter().all(|n| !n.alive) {
