@@ -73,24 +73,46 @@ use serde::{Deserialize, Serialize};
 /// 1 (gemm splits the output, never the inner sum).
 ///
 /// It sets `RAYON_NUM_THREADS=1` and builds the global rayon pool explicitly with the size the
-/// variable had (or one thread per core), so the variable now speaks only to candle. Call it
-/// first thing in `main`.
+/// variable had (or one thread per core), so the variable now speaks only to candle. The
+/// user's value is kept in `DYAD_USER_RAYON_NUM_THREADS` (empty when unset), which a `dyad`
+/// started by this one (a Slurm array task, `dyad cell`) reads instead, so a child's global
+/// pool has the size the user asked for, not 1. Call it first thing in `main`.
 ///
 /// # Safety
 /// Setting an environment variable races with any other thread reading the environment: call
 /// this before the process starts a thread.
 pub unsafe fn sequential_candle_products() {
-    let global = std::env::var("RAYON_NUM_THREADS")
-        .ok()
-        .and_then(|s| s.parse::<usize>().ok())
-        .filter(|&n| n > 0)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let (user, global) = user_pool(
+        std::env::var(USER_RAYON).ok(),
+        std::env::var("RAYON_NUM_THREADS").ok(),
+        cores,
+    );
     // SAFETY: the caller guarantees that no other thread exists yet.
-    unsafe { std::env::set_var("RAYON_NUM_THREADS", "1") };
+    unsafe {
+        std::env::set_var(USER_RAYON, &user);
+        std::env::set_var("RAYON_NUM_THREADS", "1");
+    }
     // An error means a global pool exists already: it keeps its size.
     let _ = rayon::ThreadPoolBuilder::new()
         .num_threads(global)
         .build_global();
+}
+
+/// Where [`sequential_candle_products`] keeps the user's `RAYON_NUM_THREADS`.
+const USER_RAYON: &str = "DYAD_USER_RAYON_NUM_THREADS";
+
+/// The user's `RAYON_NUM_THREADS` (empty when unset) and the global pool size it asks for:
+/// a value kept by a parent `dyad` wins over the variable itself, which the parent set to 1.
+fn user_pool(kept: Option<String>, rayon: Option<String>, cores: usize) -> (String, usize) {
+    let user = kept.or(rayon).unwrap_or_default();
+    let size = user
+        .trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|&n| n > 0)
+        .unwrap_or(cores);
+    (user, size)
 }
 
 /// Parameters of DR.
@@ -642,6 +664,19 @@ mod tests {
         assert_eq!(net.layers.len(), 7, "6 hidden layers and the output");
         let again = net.score(data.input.x.view()).unwrap();
         assert_eq!(again, last.scores);
+    }
+
+    #[test]
+    fn the_global_pool_keeps_the_users_size_in_children_too() {
+        let s = |v: &str| Some(v.to_string());
+        // First `dyad`: the user's variable, or one thread per core.
+        assert_eq!(user_pool(None, None, 4), (String::new(), 4));
+        assert_eq!(user_pool(None, s("3"), 4), ("3".into(), 3));
+        assert_eq!(user_pool(None, s("0"), 4), ("0".into(), 4));
+        assert_eq!(user_pool(None, s("many"), 4), ("many".into(), 4));
+        // A child: its RAYON_NUM_THREADS is the parent's 1, the kept value decides.
+        assert_eq!(user_pool(s(""), s("1"), 4), (String::new(), 4));
+        assert_eq!(user_pool(s("2"), s("1"), 4), ("2".into(), 2));
     }
 
     #[test]
