@@ -21,7 +21,7 @@ pub struct MnistStandin {
     /// Images in the training part (balanced over the ten classes).
     #[serde(default = "d_train")]
     pub train: usize,
-    /// Images in the test part.
+    /// Images in the test part (0: none, as the real loader's `test_images = 0` gives).
     #[serde(default = "d_test")]
     pub test: usize,
     /// Standard deviation of stroke end-point jitter, in pixels.
@@ -57,10 +57,16 @@ type Stroke = [(f64, f64); 2];
 impl MnistStandin {
     /// Generate the raw (byte) images; deterministic in the parameters.
     pub fn generate(&self) -> Result<Mnist, DataError> {
-        if self.train < 10 || self.test < 10 || !(0.0..=5.0).contains(&self.jitter) {
-            return Err(DataError::Param(
-                "MNIST stand-in needs train, test >= 10 and jitter in [0, 5]".into(),
-            ));
+        let part_ok = |n: usize| n >= 10;
+        if !part_ok(self.train)
+            || !(self.test == 0 || part_ok(self.test))
+            || !(0.0..=5.0).contains(&self.jitter)
+        {
+            return Err(DataError::Param(format!(
+                "MNIST stand-in needs train >= 10 (got {}), test 0 or >= 10 (got {}) and jitter in \
+                 [0, 5] (got {})",
+                self.train, self.test, self.jitter
+            )));
         }
         let mut rng = seeded(self.seed);
         let templates: Vec<Vec<Stroke>> = (0..10)
@@ -152,5 +158,28 @@ mod tests {
         assert!((0.05..0.4).contains(&ink), "ink density {ink}");
         let set = m.to_labeled_set(true);
         assert_eq!((set.n(), set.dim(), set.n_classes()), (250, 784, 10));
+    }
+
+    #[test]
+    fn an_empty_test_part_is_allowed_and_small_parts_are_not() {
+        let none = MnistStandin {
+            train: 30,
+            test: 0,
+            ..Default::default()
+        };
+        let m = none.generate().unwrap();
+        assert_eq!((m.train_labels.len(), m.test_labels.len()), (30, 0));
+        assert!(m.test_images.is_empty());
+        for (train, test) in [(30, 5), (5, 30), (0, 0)] {
+            let err = MnistStandin {
+                train,
+                test,
+                ..Default::default()
+            }
+            .generate()
+            .unwrap_err()
+            .to_string();
+            assert!(err.contains(&format!("got {train}")), "{err}");
+        }
     }
 }
