@@ -54,7 +54,9 @@ struct RunArgs {
     /// Keep running other cells after a failure (default: stop at the first).
     #[arg(long)]
     keep_going: bool,
-    /// Worker threads, at least 1 (default: one per core). Results do not depend on it.
+    /// Cells computed at once, at least 1 (default: one per core). Results do not depend on it.
+    /// Each cell's parallel sections get an equal share of `RAYON_NUM_THREADS` (else of the
+    /// cores): single-core timings want `--threads 1` with `RAYON_NUM_THREADS=1`.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     threads: Option<u32>,
     /// No progress output.

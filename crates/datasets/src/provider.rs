@@ -39,6 +39,15 @@ pub mod kinds {
     pub const ISH: &str = "ISH images with GO categories";
 }
 
+/// Runs `f` on a new thread that belongs to no rayon pool, so the parallel sections in it run
+/// on the global pool whatever pool the caller is in; a panic in `f` is resumed here.
+pub fn outside_pools<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|s| match s.spawn(f).join() {
+        Ok(v) => v,
+        Err(panic) => std::panic::resume_unwind(panic),
+    })
+}
+
 /// Loaded data: a value of the provider's kind, and for a stand-in the ground truth it was
 /// planted with (kept for tasks that measure recovery).
 pub struct Data {
@@ -66,10 +75,14 @@ impl Data {
     /// shared with every later one, also across threads: concurrent callers of the same key
     /// wait for the first instead of computing it again. `key` must name everything the
     /// value depends on besides the data. An error is remembered as well.
+    ///
+    /// `compute` runs on a thread of its own, outside any rayon pool the caller is in, so its
+    /// parallel sections use rayon's global pool: the callers waiting for it are blocked, and a
+    /// harness worker whose cell has a one-thread pool does not extract features on one core.
     pub fn derived<T: Any + Send + Sync>(
         &self,
         key: &str,
-        compute: impl FnOnce() -> Result<T, String>,
+        compute: impl FnOnce() -> Result<T, String> + Send,
     ) -> Result<Arc<T>, String> {
         let slot = self
             .derived
@@ -79,7 +92,9 @@ impl Data {
             .or_default()
             .clone();
         let value = slot
-            .get_or_init(|| compute().map(|v| Arc::new(v) as Arc<dyn Any + Send + Sync>))
+            .get_or_init(|| {
+                outside_pools(compute).map(|v| Arc::new(v) as Arc<dyn Any + Send + Sync>)
+            })
             .clone()?;
         value
             .downcast::<T>()
@@ -564,6 +579,25 @@ mod tests {
         assert!(d.truth::<u8>().is_none());
         let d = d.with_truth(3u8);
         assert_eq!(d.truth::<u8>(), Some(&3));
+    }
+
+    #[test]
+    fn derived_values_are_computed_outside_the_callers_pool() {
+        let d = Data::new(kinds::LABELLED, 7u32);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let (caller, computer) = pool.install(|| {
+            let computer = d
+                .derived("where", || Ok(rayon::current_thread_index()))
+                .unwrap();
+            (rayon::current_thread_index(), *computer)
+        });
+        assert_eq!(caller, Some(0));
+        assert_eq!(computer, None, "computed on a worker of the caller's pool");
+        let panicked = std::panic::catch_unwind(|| outside_pools(|| panic!("inner")));
+        assert!(panicked.is_err());
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Running cells: in parallel (rayon), each stored atomically as soon as it finishes, failures
+//! Running cells: in parallel (plain threads taking cells in order), each stored atomically as soon as it finishes, failures
 //! reported and never cached, fail-fast or `--keep-going`. Rerunning resumes: cached cells are
 //! skipped, and a data set is loaded only if one of its cells must run.
 
@@ -8,7 +8,6 @@ use crate::plan::Plan;
 use crate::provenance::{DYAD_VERSION, git_commit};
 use crate::registry;
 use crate::tasks::CellRun;
-use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -29,7 +28,8 @@ pub enum Progress {
 pub struct RunOptions {
     pub results: PathBuf,
     pub keep_going: bool,
-    /// Worker threads (default: rayon's choice, one per core).
+    /// Cells computed at once (default: the global rayon pool's size, one per core). Each cell's
+    /// parallel sections run on a pool of its own with its share of the global pool's threads.
     pub threads: Option<usize>,
     pub progress: Progress,
 }
@@ -175,7 +175,9 @@ fn execute_filtered(
             .get_or_init(|| {
                 loaded.fetch_add(1, Ordering::SeqCst);
                 let d = &plan.datasets[plan.cells[ci].dataset];
-                (d.resolved.loader)().map_err(|e| format!("loading `{}`: {e}", d.id))
+                // Off the clock, with every thread: the cells that need it wait for it.
+                dyad_datasets::provider::outside_pools(|| (d.resolved.loader)())
+                    .map_err(|e| format!("loading `{}`: {e}", d.id))
             })
             .clone()
             .and_then(|set| run_cell(plan, ci, &set, start))
@@ -203,34 +205,29 @@ fn execute_filtered(
         }
         true
     };
-    let work = || {
-        // First pass: every cell no other run holds; then wait for (or take over) the rest.
-        let mut waiting: Vec<(usize, usize)> = pending
-            .par_iter()
-            .filter(|&&(pi, ci)| !attempt(pi, ci))
-            .copied()
-            .collect();
-        if !waiting.is_empty() {
-            reporter.note(&format!(
-                "{} cells are being computed by another run: waiting for them",
-                waiting.len()
-            ));
-        }
-        while !waiting.is_empty() {
-            std::thread::sleep(std::time::Duration::from_millis(500));
-            waiting = waiting
-                .par_iter()
-                .filter(|&&(pi, ci)| !attempt(pi, ci))
-                .copied()
-                .collect();
-        }
-    };
-    match opts.threads {
-        Some(n) => match rayon::ThreadPoolBuilder::new().num_threads(n).build() {
-            Ok(pool) => pool.install(work),
-            Err(_) => work(),
-        },
-        None => work(),
+    // Cells run on plain threads, each entering a rayon pool of its own for the cell's parallel
+    // sections (FuncISH's per-category fits, label ranking's evaluation). On a shared pool, a
+    // worker that waits inside one cell's parallel section steals queued work, and when that
+    // work was another whole cell its time landed on the waiting cell's solver clock; and cells
+    // sharing one pool slow each other's clocks. Each cell's pool has its share of the global
+    // pool's threads (`RAYON_NUM_THREADS`, else one per core): one thread when there is a
+    // worker per core (the default), all of them with `--threads 1`.
+    let threads = opts
+        .threads
+        .unwrap_or_else(rayon::current_num_threads)
+        .max(1);
+    let per_cell = (rayon::current_num_threads() / threads).max(1);
+    // First pass: every cell no other run holds; then wait for (or take over) the rest.
+    let mut waiting = on_threads(&pending, threads, per_cell, &attempt);
+    if !waiting.is_empty() {
+        reporter.note(&format!(
+            "{} cells are being computed by another run: waiting for them",
+            waiting.len()
+        ));
+    }
+    while !waiting.is_empty() {
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        waiting = on_threads(&waiting, threads, per_cell, &attempt);
     }
     stop.store(true, Ordering::SeqCst);
     let _ = heartbeat.join();
@@ -241,6 +238,44 @@ fn execute_filtered(
     summary.datasets_loaded = loaded.into_inner();
     summary.failed = failures.into_inner().unwrap();
     summary
+}
+
+/// Calls `f` on every item from `threads` plain threads, which take the items in order, each
+/// inside a rayon pool of its own with `per_cell` threads; returns the items for which `f`
+/// returned `false`, in order.
+fn on_threads(
+    items: &[(usize, usize)],
+    threads: usize,
+    per_cell: usize,
+    f: &(dyn Fn(usize, usize) -> bool + Sync),
+) -> Vec<(usize, usize)> {
+    let next = AtomicUsize::new(0);
+    let left = Mutex::new(Vec::new());
+    let work = || {
+        loop {
+            let i = next.fetch_add(1, Ordering::SeqCst);
+            let Some(&(pi, ci)) = items.get(i) else { break };
+            if !f(pi, ci) {
+                left.lock().unwrap().push((i, (pi, ci)));
+            }
+        }
+    };
+    std::thread::scope(|s| {
+        for _ in 0..threads.min(items.len()) {
+            s.spawn(|| {
+                match rayon::ThreadPoolBuilder::new()
+                    .num_threads(per_cell)
+                    .build()
+                {
+                    Ok(pool) => pool.install(work),
+                    Err(_) => work(),
+                }
+            });
+        }
+    });
+    let mut left = left.into_inner().unwrap();
+    left.sort_unstable();
+    left.into_iter().map(|(_, item)| item).collect()
 }
 
 /// Identifies loaded data across plans: the same resolved data set loads once.
@@ -362,5 +397,46 @@ impl Reporter {
         if let Some(b) = &self.bar {
             b.finish_and_clear();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::on_threads;
+    use rayon::prelude::*;
+    use std::cell::Cell;
+    use std::sync::Mutex;
+
+    thread_local! {
+        /// Cells running on this OS thread right now.
+        static CELLS: Cell<usize> = const { Cell::new(0) };
+    }
+
+    #[test]
+    fn a_cell_waiting_in_its_parallel_section_never_runs_another_cell() {
+        let items: Vec<(usize, usize)> = (0..12).map(|i| (0, i)).collect();
+        let pools = Mutex::new(Vec::new());
+        let nested = Mutex::new(0usize);
+        let left = on_threads(&items, 2, 1, &|_, ci| {
+            if CELLS.with(Cell::get) != 0 {
+                *nested.lock().unwrap() += 1;
+            }
+            CELLS.with(|c| c.set(c.get() + 1));
+            pools.lock().unwrap().push(rayon::current_num_threads());
+            let s: u64 = (0..64u64).into_par_iter().sum();
+            assert_eq!(s, 2016);
+            // What a worker does while it waits for a piece of its parallel section that
+            // another worker holds: run queued work. On a pool shared by the cells that can be
+            // a whole other cell, whose time then lands on this cell's solver clock.
+            for _ in 0..4 {
+                rayon::yield_now();
+            }
+            CELLS.with(|c| c.set(c.get() - 1));
+            ci % 5 != 2
+        });
+        assert_eq!(*nested.lock().unwrap(), 0, "a cell ran inside another cell");
+        assert!(pools.lock().unwrap().iter().all(|&n| n == 1));
+        // The refused items come back in order, whichever thread saw them.
+        assert_eq!(left, vec![(0, 2), (0, 7)]);
     }
 }
