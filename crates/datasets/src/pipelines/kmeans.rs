@@ -12,12 +12,15 @@
 //!   label or lowers the inertia (sum of squared distances) by at most `tolerance` times its
 //!   previous value.
 //!
-//! Single-threaded with a fixed visiting order, so the result depends only on the points, the
-//! parameters and the generator's state.
+//! The assignment step runs in parallel over blocks of points (each point's nearest centre is
+//! its own computation); everything that sums over points does so sequentially in point order,
+//! so the result depends only on the points, the parameters and the generator's state, never on
+//! the thread count.
 
 use crate::DataError;
 use dyad_core::Rng;
 use rand::Rng as _;
+use rayon::prelude::*;
 
 /// k-means parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -187,6 +190,9 @@ pub fn kmeans(
     lloyd(points, dim, centroids, max_iter, tolerance)
 }
 
+/// Points per parallel task of the assignment step.
+const ASSIGN_CHUNK: usize = 256;
+
 /// Lloyd iterations from the given `k x dim` starting centres (see the module docs).
 pub fn lloyd(
     points: &[f32],
@@ -217,13 +223,24 @@ pub fn lloyd(
     let mut reseeded = 0;
     let mut sums = vec![0f64; k * dim];
     let mut counts = vec![0usize; k];
+    let mut nearest_all = vec![(0usize, 0f32); n];
     for it in 0..max_iter {
         iterations = it + 1;
         let norms = sq_norms(&centroids, dim);
         let mut changed = 0usize;
         inertia = 0.0;
-        for i in 0..n {
-            let (j, d) = nearest(&centroids, &norms, dim, row(i));
+        // The assignment step, the whole cost (n k dim), in parallel: each point's nearest
+        // centre is its own computation, and the sums below run in point order, so the result
+        // does not depend on the thread count.
+        nearest_all
+            .par_chunks_mut(ASSIGN_CHUNK)
+            .enumerate()
+            .for_each(|(b, out)| {
+                for (o, i) in out.iter_mut().zip(b * ASSIGN_CHUNK..) {
+                    *o = nearest(&centroids, &norms, dim, row(i));
+                }
+            });
+        for (i, &(j, d)) in nearest_all.iter().enumerate() {
             if labels[i] != j {
                 changed += 1;
                 labels[i] = j;
@@ -472,6 +489,27 @@ mod tests {
         let mut c = m.centroids.clone();
         c.sort_by(f32::total_cmp);
         assert_eq!(c, vec![0.0, 1.0, 100.0]);
+    }
+
+    #[test]
+    fn the_result_does_not_depend_on_the_thread_count() {
+        // More points than one parallel block, so the assignment really is split.
+        let mut rng = seeded(11);
+        let (n, dim, k) = (3 * ASSIGN_CHUNK + 17, 5, 7);
+        let points: Vec<f32> = (0..n * dim).map(|_| rng.random::<f32>()).collect();
+        let fit = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let init = points[..k * dim].to_vec();
+            pool.install(|| lloyd(&points, dim, init, 50, 0.0).unwrap())
+        };
+        let (one, three) = (fit(1), fit(3));
+        assert!(one.iterations > 2, "too easy to tell anything");
+        assert_eq!(one.centroids, three.centroids);
+        assert_eq!(one.inertia.to_bits(), three.inertia.to_bits());
+        assert_eq!(one.iterations, three.iterations);
     }
 
     #[test]
