@@ -106,16 +106,66 @@ pub fn sq_norms(rows: &[f32], dim: usize) -> Vec<f32> {
 
 /// The nearest row of `centroids` to `x` (ties: the lowest index) and its squared distance
 /// (computed as `|x|^2 + |c|^2 - 2 x.c`, clamped at 0); `norms` = [`sq_norms`] of centroids.
+///
+/// Four centres at a time ([`dot4`]: four independent accumulator sets keep both vector adders
+/// busy where one [`dot`] waits on its own additions); every product is bit-identical to
+/// [`dot`]'s.
 #[inline]
 pub fn nearest(centroids: &[f32], norms: &[f32], dim: usize, x: &[f32]) -> (usize, f32) {
     let mut best = (0, f32::INFINITY);
-    for (j, (c, &n)) in centroids.chunks_exact(dim).zip(norms).enumerate() {
+    let quads = centroids.chunks_exact(4 * dim);
+    let rest = quads.remainder();
+    let mut j = 0;
+    for q in quads {
+        let d4 = dot4(x, q, dim);
+        for (t, d) in d4.iter().enumerate() {
+            let d = norms[j + t] - 2.0 * d;
+            if d < best.1 {
+                best = (j + t, d);
+            }
+        }
+        j += 4;
+    }
+    for (c, &n) in rest.chunks_exact(dim).zip(&norms[j..]) {
         let d = n - 2.0 * dot(x, c);
         if d < best.1 {
             best = (j, d);
         }
+        j += 1;
     }
     (best.0, (best.1 + dot(x, x)).max(0.0))
+}
+
+/// `[dot(x, q_0), ..., dot(x, q_3)]` for the four rows of the `4 x dim` block `q`, each summed
+/// in exactly [`dot`]'s order.
+#[inline]
+fn dot4(x: &[f32], q: &[f32], dim: usize) -> [f32; 4] {
+    let full = dim / 8 * 8;
+    let rows = [
+        &q[..dim],
+        &q[dim..2 * dim],
+        &q[2 * dim..3 * dim],
+        &q[3 * dim..4 * dim],
+    ];
+    let mut acc = [[0f32; 8]; 4];
+    for c in (0..full).step_by(8) {
+        let xc = &x[c..c + 8];
+        for (a, r) in acc.iter_mut().zip(&rows) {
+            let rc = &r[c..c + 8];
+            for i in 0..8 {
+                a[i] += xc[i] * rc[i];
+            }
+        }
+    }
+    let mut out = [0f32; 4];
+    for ((o, a), r) in out.iter_mut().zip(&acc).zip(&rows) {
+        let mut s = ((a[0] + a[4]) + (a[1] + a[5])) + ((a[2] + a[6]) + (a[3] + a[7]));
+        for (xv, rv) in x[full..dim].iter().zip(&r[full..dim]) {
+            s += xv * rv;
+        }
+        *o = s;
+    }
+    out
 }
 
 /// Fit k-means to the `n x dim` row-major `points`.
@@ -510,6 +560,38 @@ mod tests {
         assert_eq!(one.centroids, three.centroids);
         assert_eq!(one.inertia.to_bits(), three.inertia.to_bits());
         assert_eq!(one.iterations, three.iterations);
+    }
+
+    #[test]
+    fn nearest_four_at_a_time_equals_one_at_a_time_bit_for_bit() {
+        let mut rng = seeded(5);
+        for (dim, k) in [(128, 500), (13, 7), (8, 4), (3, 2), (17, 9)] {
+            let centroids: Vec<f32> = (0..k * dim).map(|_| rng.random::<f32>() - 0.5).collect();
+            let norms = sq_norms(&centroids, dim);
+            for _ in 0..20 {
+                let x: Vec<f32> = (0..dim).map(|_| rng.random::<f32>() - 0.5).collect();
+                // The reference: one centre at a time through `dot`.
+                let mut best = (0, f32::INFINITY);
+                for (j, c) in centroids.chunks_exact(dim).enumerate() {
+                    let d = norms[j] - 2.0 * dot(&x, c);
+                    if d < best.1 {
+                        best = (j, d);
+                    }
+                }
+                let want = (best.0, (best.1 + dot(&x, &x)).max(0.0));
+                let got = nearest(&centroids, &norms, dim, &x);
+                assert_eq!(
+                    (got.0, got.1.to_bits()),
+                    (want.0, want.1.to_bits()),
+                    "dim {dim} k {k}"
+                );
+            }
+            // Ties go to the lowest index, also across blocks of four.
+            let mut dup = centroids[..dim].repeat(6);
+            dup[..dim].iter_mut().for_each(|v| *v += 10.0);
+            let dn = sq_norms(&dup, dim);
+            assert_eq!(nearest(&dup, &dn, dim, &centroids[..dim]).0, 1);
+        }
     }
 
     #[test]
