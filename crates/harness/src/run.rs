@@ -1,6 +1,7 @@
-//! Running cells: in parallel (plain threads taking cells in order), each stored atomically as soon as it finishes, failures
-//! reported and never cached, fail-fast or `--keep-going`. Rerunning resumes: cached cells are
-//! skipped, and a data set is loaded only if one of its cells must run.
+//! Running cells: in parallel (plain threads taking cells in order, each cell in a rayon pool
+//! of its own), each stored atomically as soon as it finishes, failures reported and never
+//! cached, fail-fast or `--keep-going`. Rerunning resumes: cached cells are skipped, and a data
+//! set is loaded only if one of its cells must run.
 
 use crate::cache::{Cache, CellResult, Claim, Claims, RESULT_FORMAT_VERSION};
 use crate::data::Data;

@@ -60,6 +60,13 @@ impl KMeans {
     }
 }
 
+/// The sum of eight accumulators in the fixed pairwise order [`dot`], [`dot4`] and [`sq_dist`]
+/// share (so their results are bit-identical to each other's).
+#[inline]
+fn reduce8(a: &[f32; 8]) -> f32 {
+    ((a[0] + a[4]) + (a[1] + a[5])) + ((a[2] + a[6]) + (a[3] + a[7]))
+}
+
 /// Dot product with eight independent accumulators (vectorises without `-ffast-math`).
 #[inline]
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
@@ -72,7 +79,7 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
             acc[i] += x[i] * y[i];
         }
     }
-    let mut s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+    let mut s = reduce8(&acc);
     for (x, y) in ra.iter().zip(rb) {
         s += x * y;
     }
@@ -92,7 +99,7 @@ pub fn sq_dist(a: &[f32], b: &[f32]) -> f32 {
             acc[i] += d * d;
         }
     }
-    let mut s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+    let mut s = reduce8(&acc);
     for (x, y) in ra.iter().zip(rb) {
         s += (x - y) * (x - y);
     }
@@ -159,7 +166,7 @@ fn dot4(x: &[f32], q: &[f32], dim: usize) -> [f32; 4] {
     }
     let mut out = [0f32; 4];
     for ((o, a), r) in out.iter_mut().zip(&acc).zip(&rows) {
-        let mut s = ((a[0] + a[4]) + (a[1] + a[5])) + ((a[2] + a[6]) + (a[3] + a[7]));
+        let mut s = reduce8(a);
         for (xv, rv) in x[full..dim].iter().zip(&r[full..dim]) {
             s += xv * rv;
         }
