@@ -3,7 +3,8 @@
 # munge), for `dyad reproduce --executor slurm` and its test. Idempotent: installs what is
 # missing (apt), writes /etc/slurm/slurm.conf for this host (all its CPUs and memory), starts
 # munged, slurmctld and slurmd without systemd, and waits until the node is idle.
-# Needs root (or sudo). `scripts/slurm-down.sh` stops the daemons.
+# Needs root (or sudo). `scripts/slurm-down.sh` stops the daemons. A controller it starts begins
+# with an empty queue (see below).
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
@@ -84,11 +85,19 @@ if pgrep -x slurmctld >/dev/null; then
   # Running daemons read a changed configuration on `scontrol reconfigure`.
   [ "$old_conf" = "$(cat /etc/slurm/slurm.conf)" ] || $SUDO scontrol reconfigure
 else
-  $SUDO /usr/sbin/slurmctld
+  # A controller started afresh forgets the jobs it saved in $state (-c): their processes
+  # died with the old daemons, yet slurmctld would recover them as RUNNING and hold the node
+  # `allocated` (seen in CI on a machine whose spool survived an interrupted run). Nothing of
+  # dyad's is lost: `dyad reproduce --executor slurm` resubmits exactly the missing cells.
+  if [ -s "$state/job_state" ]; then
+    echo "slurm-up: starting slurmctld with a clean state (jobs of a stopped controller dropped)"
+  fi
+  $SUDO /usr/sbin/slurmctld -c
 fi
 pgrep -x slurmd >/dev/null || $SUDO /usr/sbin/slurmd
 for _ in $(seq 1 60); do
   if sinfo -h -N -o '%T' 2>/dev/null | grep -qE '^(idle|mixed|allocated)'; then
+    squeue -h 2>/dev/null | grep -q . && { echo "slurm-up: jobs already queued:"; squeue; }
     echo "slurm-up: node ${host} up ($(sinfo -h -N -o '%c CPUs, %T'))"
     exit 0
   fi

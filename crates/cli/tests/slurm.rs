@@ -21,24 +21,37 @@ fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// Wait (up to two minutes) for the node to have a free CPU. A node `allocated` to jobs that
+/// are not this test's would make the killed-task step wait on them; the message then lists
+/// the queue (`just slurm-up` starts a controller with an empty one).
 fn cluster_up() -> Result<(), String> {
-    let out = Command::new("sinfo")
-        .args(["-h", "-o", "%T"])
-        .output()
-        .map_err(|e| format!("sinfo: {e} (no Slurm client; `just slurm-up`)"))?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    if out.status.success()
-        && text
-            .lines()
-            .any(|l| l.contains("idle") || l.contains("mixed"))
-    {
-        Ok(())
-    } else {
-        Err(format!(
-            "no idle Slurm node (`just slurm-up`): {}{}",
-            text.trim(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
+    let t0 = Instant::now();
+    loop {
+        let out = Command::new("sinfo")
+            .args(["-h", "-o", "%T"])
+            .output()
+            .map_err(|e| format!("sinfo: {e} (no Slurm client; `just slurm-up`)"))?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        if out.status.success()
+            && text
+                .lines()
+                .any(|l| l.contains("idle") || l.contains("mixed"))
+        {
+            return Ok(());
+        }
+        if !out.status.success() || t0.elapsed() > Duration::from_secs(120) {
+            let queue = Command::new("squeue")
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+                .unwrap_or_default();
+            return Err(format!(
+                "no idle Slurm node after {:?} (`just slurm-up`): {}{}\nqueue:\n{queue}",
+                t0.elapsed(),
+                text.trim(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        std::thread::sleep(Duration::from_secs(2));
     }
 }
 
