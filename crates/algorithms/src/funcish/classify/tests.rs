@@ -676,3 +676,65 @@ fn the_family_trait_reports_once_and_is_object_safe() {
         .unwrap()
     );
 }
+
+#[test]
+fn fewer_images_than_weights_fit_in_the_row_space_to_the_same_results() {
+    // 100 images of 4 × (40 + 1) = 164 counts: inner training sets of 64 rows and outer ones
+    // of 80 against 165 weights, 8 categories: every fit runs in the row space (`rowspace`)
+    let (x, positives) = bow_categories(100, 4, 40, 8, 8.0, 17);
+    let data = CategoryData {
+        features: x.view(),
+        positives: &positives,
+        genes: None,
+    };
+    for scaling in [Scaling::Raw, Scaling::Standardise] {
+        let cfg = NestedCvConfig {
+            permutations: 0,
+            scaling,
+            // the stopping rule bounds ‖w − w*‖ by ε‖∇f(0)‖, large with raw counts: fit
+            // tightly to compare the two paths to the optimum
+            solver: LogRegConfig {
+                tol: 1e-10,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let rows = nested_cv_in(&data, &cfg, 9, true).unwrap();
+        let direct = nested_cv_in(&data, &cfg, 9, false).unwrap();
+        assert_eq!(rows.outer_folds, direct.outer_folds);
+        for (a, b) in rows.categories.iter().zip(&direct.categories) {
+            assert_eq!(a.chosen_c, b.chosen_c, "{scaling:?}");
+            for (sa, sb) in a
+                .inner_scores
+                .iter()
+                .flatten()
+                .zip(b.inner_scores.iter().flatten())
+            {
+                for (u, v) in sa.iter().zip(sb) {
+                    // AUCs of validation folds: equal up to ties broken by 1e-9 differences
+                    let same = match (u, v) {
+                        (Some(u), Some(v)) => (u - v).abs() < 1e-9,
+                        (u, v) => u == v,
+                    };
+                    assert!(same, "{scaling:?}: {u:?} {v:?}");
+                }
+            }
+        }
+        let close = |a: &Array2<f64>, b: &Array2<f64>, tol: f64| {
+            a.iter()
+                .zip(b)
+                .all(|(u, v)| (u - v).abs() <= tol * (1.0 + v.abs()))
+        };
+        assert!(close(&rows.probabilities, &direct.probabilities, 1e-6));
+        assert!(close(&rows.weights, &direct.weights, 1e-6));
+        assert!(
+            rows.bias
+                .iter()
+                .zip(&direct.bias)
+                .all(|(u, v)| (u - v).abs() < 1e-6)
+        );
+        // a real signal was learned, not zeros on both sides
+        assert!(rows.categories.iter().all(|c| c.mean_auc.unwrap() > 0.7));
+        assert!(rows.weights.iter().any(|w| w.abs() > 1e-3));
+    }
+}
