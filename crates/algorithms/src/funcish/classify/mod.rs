@@ -599,6 +599,7 @@ fn nested_cv_in(
             let xtr = gather(&xs, &itrain, t.as_ref());
             let xval = gather(&xs, val, t.as_ref());
             let space = FitSpace::new(xtr.view(), &cfg.solver, if row_space { n_cat } else { 0 })?;
+            let xval = space.project(xval.view());
             let scores: Vec<Result<Vec<Option<f64>>, AlgoError>> = (0..n_cat)
                 .into_par_iter()
                 .map(|c| {
@@ -610,8 +611,7 @@ fn nested_cv_in(
                     let mut out = Vec::with_capacity(n_c);
                     for &cv in &cfg.c_grid {
                         space.fit(&y, cv, &mut a, &mut ws)?;
-                        let w = space.weights(&a);
-                        predict_proba(xval.view(), &w, cfg.solver.bias, &mut pred);
+                        predict_proba(xval.view(), &a, space.bias(), &mut pred);
                         out.push(match cfg.selection {
                             SelectionMetric::Auc => auc(&pred, &val_labels),
                             SelectionMetric::LogLoss => Some(-log_loss(&pred, &labels[c], val)),

@@ -44,14 +44,14 @@
 use super::logreg::{FitReport, LogRegConfig, Workspace, fit_logreg};
 use crate::AlgoError;
 use crate::linalg::thin_svd;
-use ndarray::{Array2, ArrayView2, Axis, concatenate};
+use ndarray::{Array2, ArrayView2, Axis, CowArray, Ix2, concatenate, s};
 use std::borrow::Cow;
 
-/// The design a training set's fits run on: its rows, or their row-space coordinates.
 /// The row space pays when `categories · (p − r) > ROW_SPACE_BREAK_EVEN · p · r`: twice the
 /// break-even measured at the paper's inner size (module docs).
 const ROW_SPACE_BREAK_EVEN: f64 = 0.02;
 
+/// The design a training set's fits run on: its rows, or their row-space coordinates.
 pub(super) enum FitSpace<'a> {
     Direct {
         x: ArrayView2<'a, f64>,
@@ -125,6 +125,32 @@ impl<'a> FitSpace<'a> {
         }
     }
 
+    /// Other rows (validation, test) in this design's coordinates, to score coefficients
+    /// `a` without lifting them: `X̃_o V` (`n_o × r`, bias folded in) once per set instead of
+    /// `V a` (`p × r`) per fit. Score them with [`super::logreg::predict_proba`] and [`Self::bias`].
+    pub(super) fn project<'b>(&self, rows: ArrayView2<'b, f64>) -> CowArray<'b, f64, Ix2> {
+        match self {
+            Self::Direct { .. } => rows.into(),
+            Self::RowSpace { v, .. } => {
+                let d = rows.ncols();
+                let mut out = rows.dot(&v.slice(s![..d, ..]));
+                if v.nrows() > d {
+                    // the bias column of X̃: every row gains V's last row
+                    out += &v.row(d);
+                }
+                out.into()
+            }
+        }
+    }
+
+    /// Whether coefficients carry a bias of their own (only on the rows themselves).
+    pub(super) fn bias(&self) -> bool {
+        match self {
+            Self::Direct { cfg, .. } => cfg.bias,
+            Self::RowSpace { .. } => false,
+        }
+    }
+
     /// The weights `w` (features, then the bias) of coefficients `a`: `a` itself, or `V a`.
     pub(super) fn weights<'b>(&self, a: &'b [f64]) -> Cow<'b, [f64]> {
         match self {
@@ -137,7 +163,7 @@ impl<'a> FitSpace<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::funcish::classify::gradient;
+    use crate::funcish::classify::{gradient, predict_proba};
     use dyad_core::seeded;
     use rand::Rng;
 
@@ -218,6 +244,20 @@ mod tests {
                     dist <= r1.grad_norm + gnorm + 1e-9,
                     "C = {c}: ‖w_direct − w_rows‖ = {dist}"
                 );
+                // other rows scored in the row space equal the lifted weights' scores
+                let (other, _) = counts(7, 90, seed + 10);
+                let (mut p_rows, mut p_lifted) = (vec![0.0; 7], vec![0.0; 7]);
+                predict_proba(
+                    rows.project(other.view()).view(),
+                    &a2,
+                    rows.bias(),
+                    &mut p_rows,
+                );
+                predict_proba(other.view(), &w, bias, &mut p_lifted);
+                for (u, v) in p_rows.iter().zip(&p_lifted) {
+                    assert!((u - v).abs() < 1e-12, "C = {c}: {u} vs {v}");
+                }
+                assert!(p_rows.iter().any(|&q| (q - 0.5).abs() > 0.01));
             }
         }
     }
