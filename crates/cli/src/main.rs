@@ -2,9 +2,10 @@
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
+use dyad_harness::cache::Comparison;
 use dyad_harness::profile::Profile;
 use dyad_harness::results::ExperimentResults;
-use dyad_harness::run::{Progress, RunOptions, execute};
+use dyad_harness::run::{Progress, Recompute, RunOptions, execute};
 use dyad_harness::{Workspace, check, data};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -62,6 +63,13 @@ struct RunArgs {
     /// No progress output.
     #[arg(long)]
     quiet: bool,
+    /// Cached cells to compute again: `stale` (computed by task, solver or data-provider code
+    /// that has changed since: the report's warning) or `all` (e.g. timings on a quiet
+    /// machine). The old cells wait in `<results>/cache/superseded/` until the new ones are
+    /// stored; each is then compared with its replacement, timings aside, and deleted when
+    /// identical.
+    #[arg(long, default_value = "missing")]
+    recompute: Recompute,
 }
 
 #[derive(Subcommand)]
@@ -307,8 +315,10 @@ fn run_and_write(
         } else {
             Progress::Auto
         },
+        recompute: args.recompute,
     };
     let summary = execute(&plans, &opts);
+    report_recomputed(&summary.recomputed);
     let _ = std::fs::create_dir_all(&ws.results);
     let _ = std::fs::write(ws.results.join("last-profile"), args.profile.as_str());
     eprintln!(
@@ -356,6 +366,38 @@ fn run_and_write(
     Ok(ExitCode::SUCCESS)
 }
 
+/// One line per cell computed again that did not come out identical, and a count of those
+/// that did.
+fn report_recomputed(again: &[dyad_harness::run::Recomputed]) {
+    if again.is_empty() {
+        return;
+    }
+    let identical = again
+        .iter()
+        .filter(|r| r.comparison == Some(Comparison::Identical))
+        .count();
+    eprintln!(
+        "recomputed {} cached cells: {identical} identical to the old ones (timings aside)",
+        again.len()
+    );
+    for r in again {
+        let kept = r
+            .kept
+            .as_ref()
+            .map(|p| format!("; old cell kept in {}", p.display()))
+            .unwrap_or_default();
+        match &r.comparison {
+            Some(Comparison::Identical) => {}
+            Some(Comparison::Values { differ, max_abs }) => eprintln!(
+                "  {}: {differ} values differ, by at most {max_abs:.3e}{kept}",
+                r.cell
+            ),
+            Some(Comparison::Shape(why)) => eprintln!("  {}: differs: {why}{kept}", r.cell),
+            None => eprintln!("  {}: not computed{kept}", r.cell),
+        }
+    }
+}
+
 fn human_seconds(s: f64) -> String {
     if s < 120.0 {
         format!("{s:.0} s")
@@ -382,23 +424,27 @@ fn plan_cost(
     }
     let est = dyad_harness::cluster::estimate(ws, &plans);
     let cache = ws.cache();
-    let (mut missing, mut seconds, mut unknown) = (0, 0.0, 0);
+    let (mut missing, mut seconds, mut unknown, mut stale) = (0, 0.0, 0, 0);
     say!(
-        "{:<30} {:>8} {:>8} {:>12}  cells without a timing to go by",
+        "{:<30} {:>8} {:>8} {:>6} {:>12}  cells without a timing to go by",
         "experiment",
         "cells",
         "missing",
+        "stale",
         "CPU (est.)"
     );
     for (p, (id, e)) in plans.iter().zip(&est) {
+        let stale_here = ExperimentResults::load(p, &cache).stale_cells();
         missing += e.missing;
         seconds += e.seconds;
         unknown += e.unknown;
+        stale += stale_here;
         say!(
-            "{:<30} {:>8} {:>8} {:>12}  {}",
+            "{:<30} {:>8} {:>8} {:>6} {:>12}  {}",
             id,
             p.cells.len(),
             e.missing,
+            stale_here,
             if e.missing == 0 {
                 "—".to_string()
             } else {
@@ -429,6 +475,12 @@ fn plan_cost(
             String::new()
         }
     );
+    if stale > 0 {
+        say!(
+            "{stale} cached cells were computed by code that has changed since: \
+             `dyad run <targets> --recompute stale` computes them again and compares"
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -149,6 +149,78 @@ pub struct CellResult {
     pub artifacts: Vec<Artifact>,
 }
 
+/// The parts (`solver`, `task`, `data`) whose source fingerprints differ between the current
+/// code (`now`) and the code that computed a cell (`then`). A part the cell did not record is
+/// not compared (cells from before provenance was kept are not called stale).
+pub fn changed_parts<'a>(
+    now: &'a BTreeMap<String, String>,
+    then: &'a BTreeMap<String, String>,
+) -> impl Iterator<Item = &'a str> + 'a {
+    now.iter()
+        .filter(move |(part, fp)| then.get(*part).is_some_and(|old| old != *fp))
+        .map(|(part, _)| part.as_str())
+}
+
+/// How a recomputed cell compares with the cell it replaced.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Comparison {
+    /// Every record's value, the chosen step and parameters and the artifacts are equal
+    /// (timings aside).
+    Identical,
+    /// The same records (set, metric, step, `k`, coordinate) with different values: how many
+    /// differ and the largest absolute difference.
+    Values { differ: usize, max_abs: f64 },
+    /// Different records, chosen step or parameters, or artifacts.
+    Shape(String),
+}
+
+impl CellResult {
+    /// Compares this (recomputed) cell's results with `old`'s, timings aside. Values are
+    /// compared exactly: the same code on the same seed reproduces them to the bit.
+    pub fn compare(&self, old: &CellResult) -> Comparison {
+        if self.records.len() != old.records.len() {
+            return Comparison::Shape(format!(
+                "{} records, {} before",
+                self.records.len(),
+                old.records.len()
+            ));
+        }
+        let mut differ = 0;
+        let mut max_abs = 0.0f64;
+        for (a, b) in self.records.iter().zip(&old.records) {
+            if (&a.set, &a.metric, a.step, a.k, &a.coord)
+                != (&b.set, &b.metric, b.step, b.k, &b.coord)
+            {
+                return Comparison::Shape(format!(
+                    "record {} {} step {} where there was {} {} step {}",
+                    a.set, a.metric, a.step, b.set, b.metric, b.step
+                ));
+            }
+            if a.value.to_bits() != b.value.to_bits() {
+                differ += 1;
+                max_abs = max_abs.max((a.value - b.value).abs());
+            }
+        }
+        if self.selected_step != old.selected_step {
+            return Comparison::Shape(format!(
+                "selected step {:?}, {:?} before",
+                self.selected_step, old.selected_step
+            ));
+        }
+        if self.tuned != old.tuned {
+            return Comparison::Shape("other tuned parameters".into());
+        }
+        if self.artifacts != old.artifacts {
+            return Comparison::Shape("other artifacts".into());
+        }
+        if differ > 0 {
+            Comparison::Values { differ, max_abs }
+        } else {
+            Comparison::Identical
+        }
+    }
+}
+
 /// What a cell file holds: the cell and the SHA-256 of its canonical JSON.
 #[derive(Serialize, Deserialize)]
 struct Stored {
@@ -448,6 +520,34 @@ impl Cache {
             }
         }
         removed
+    }
+
+    /// Where [`Cache::supersede`] moves a cell.
+    pub fn superseded_path(&self, key: &str) -> PathBuf {
+        self.root.join("superseded").join(format!("{key}.json"))
+    }
+
+    /// Moves a cached cell aside to `superseded/<key>.json` so that it is computed again (a
+    /// run stopped before then leaves it missing, and the old file in place for comparison).
+    pub fn supersede(&self, key: &str) -> std::io::Result<PathBuf> {
+        let to = self.superseded_path(key);
+        std::fs::create_dir_all(to.parent().expect("has a parent"))?;
+        std::fs::rename(self.path(key), &to)?;
+        Ok(to)
+    }
+
+    /// The cell a [`Cache::supersede`] moved aside, if it is there and valid.
+    pub fn superseded(&self, key: &str) -> Option<CellResult> {
+        let bytes = std::fs::read(self.superseded_path(key)).ok()?;
+        let stored: Stored = serde_json::from_slice(&bytes).ok()?;
+        (digest(&stored.cell) == stored.sha256)
+            .then(|| serde_json::from_value(stored.cell).ok())
+            .flatten()
+    }
+
+    /// Deletes a superseded cell (once its replacement is known to be identical).
+    pub fn forget_superseded(&self, key: &str) -> std::io::Result<()> {
+        std::fs::remove_file(self.superseded_path(key))
     }
 
     pub fn put(&self, r: &CellResult) -> std::io::Result<()> {

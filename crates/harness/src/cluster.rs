@@ -183,6 +183,7 @@ pub fn run_cell(path: &Path, index: usize, threads: Option<usize>) -> Result<Run
             keep_going: false,
             threads,
             progress: crate::run::Progress::Plain,
+            recompute: Default::default(),
         };
         let keys = BTreeSet::from([cell.key.clone()]);
         let summary = crate::run::execute_only(&plans, &opts, &keys);
@@ -230,6 +231,7 @@ pub fn run_all(path: &Path, threads: Option<usize>) -> Result<RunSummary, String
         keep_going: true,
         threads,
         progress: crate::run::Progress::Auto,
+        recompute: Default::default(),
     };
     let summary = crate::run::execute_only(&plans, &opts, &keys);
     let cache = ws.cache();

@@ -193,19 +193,15 @@ impl<'a> ExperimentResults<'a> {
         for (cell, r) in self.plan.cells.iter().zip(&self.cells) {
             let Some(r) = r else { continue };
             let mut this = false;
-            for (part, now) in &cell.code {
-                if r.code.get(part).is_some_and(|then| then != now) {
-                    let name = match part.as_str() {
-                        "solver" => format!("solver {}", self.plan.solvers[cell.solver].name),
-                        "task" => format!("task {}", self.plan.task.name()),
-                        "data" => {
-                            format!("data {}", self.plan.datasets[cell.dataset].resolved.name)
-                        }
-                        other => other.to_string(),
-                    };
-                    *by.entry(name).or_default() += 1;
-                    this = true;
-                }
+            for part in crate::cache::changed_parts(&cell.code, &r.code) {
+                let name = match part {
+                    "solver" => format!("solver {}", self.plan.solvers[cell.solver].name),
+                    "task" => format!("task {}", self.plan.task.name()),
+                    "data" => format!("data {}", self.plan.datasets[cell.dataset].resolved.name),
+                    other => other.to_string(),
+                };
+                *by.entry(name).or_default() += 1;
+                this = true;
             }
             cells += this as usize;
         }

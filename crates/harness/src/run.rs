@@ -1,9 +1,13 @@
 //! Running cells: in parallel (plain threads taking cells in order, each cell in a rayon pool
 //! of its own), each stored atomically as soon as it finishes, failures reported and never
 //! cached, fail-fast or `--keep-going`. Rerunning resumes: cached cells are skipped, and a data
-//! set is loaded only if one of its cells must run.
+//! set is loaded only if one of its cells must run. `--recompute stale|all` moves cached cells
+//! aside (`cache/superseded/`) and computes them again, then says whether each came out
+//! identical (timings aside; identical ones are then deleted) or how it differs.
 
-use crate::cache::{Cache, CellResult, Claim, Claims, RESULT_FORMAT_VERSION};
+use crate::cache::{
+    Cache, CellResult, Claim, Claims, Comparison, RESULT_FORMAT_VERSION, changed_parts,
+};
 use crate::data::Data;
 use crate::plan::Plan;
 use crate::provenance::{DYAD_VERSION, git_commit};
@@ -33,6 +37,46 @@ pub struct RunOptions {
     /// parallel sections run on a pool of its own with its share of the global pool's threads.
     pub threads: Option<usize>,
     pub progress: Progress,
+    /// Which cached cells are computed again.
+    pub recompute: Recompute,
+}
+
+/// Which cached cells a run computes again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Recompute {
+    /// None: a run resumes, computing only the missing cells.
+    #[default]
+    Missing,
+    /// The cells whose task, solver or data-provider code changed since they ran (the report's
+    /// "computed by code that has changed since").
+    Stale,
+    /// Every selected cell (e.g. for timings taken on a quiet machine).
+    All,
+}
+
+impl std::str::FromStr for Recompute {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "missing" => Ok(Recompute::Missing),
+            "stale" => Ok(Recompute::Stale),
+            "all" => Ok(Recompute::All),
+            _ => Err(format!(
+                "unknown `{s}` (expected `missing`, `stale` or `all`)"
+            )),
+        }
+    }
+}
+
+/// A cell computed again, and how it compares with the cell it replaced.
+#[derive(Debug, Clone)]
+pub struct Recomputed {
+    pub cell: String,
+    /// `None` when the new cell was not computed (failed or not started): the old one stays
+    /// in `superseded`.
+    pub comparison: Option<Comparison>,
+    /// Where the old cell is kept (`None` once an identical replacement deleted it).
+    pub kept: Option<PathBuf>,
 }
 
 /// A cell that failed.
@@ -57,6 +101,8 @@ pub struct RunSummary {
     pub skipped: usize,
     /// Data sets loaded (0 when everything was cached).
     pub datasets_loaded: usize,
+    /// Cells computed again (see [`Recompute`]) or computed where a superseded version waited.
+    pub recomputed: Vec<Recomputed>,
 }
 
 impl RunSummary {
@@ -114,11 +160,35 @@ fn execute_filtered(
         ..Default::default()
     };
     let mut pending: Vec<(usize, usize)> = Vec::new();
+    // Cells moved aside to be computed again.
+    let mut again: Vec<(usize, usize)> = Vec::new();
     for &(pi, ci) in seen.values() {
-        if cache.contains(&plans[pi].cells[ci].key) {
-            summary.cached += 1;
-        } else {
-            pending.push((pi, ci));
+        let cell = &plans[pi].cells[ci];
+        match cache.get(&cell.key) {
+            Some(old) if again_wanted(opts.recompute, &cell.code, &old.code) => {
+                match cache.supersede(&cell.key) {
+                    Ok(_) => {
+                        again.push((pi, ci));
+                        pending.push((pi, ci));
+                    }
+                    Err(e) => {
+                        summary.cached += 1;
+                        summary.failed.push(Failure {
+                            experiment: plans[pi].spec.id.clone(),
+                            cell: describe(&plans[pi], ci),
+                            error: format!("moving the cached cell aside to recompute it: {e}"),
+                        });
+                    }
+                }
+            }
+            Some(_) => summary.cached += 1,
+            None => {
+                // A version moved aside by an earlier, interrupted recomputation.
+                if cache.superseded(&cell.key).is_some() {
+                    again.push((pi, ci));
+                }
+                pending.push((pi, ci));
+            }
         }
     }
     // Stable order: by plan, then cell (the order of the specs).
@@ -237,8 +307,44 @@ fn execute_filtered(
     summary.by_others = by_others.into_inner();
     summary.skipped = skipped.into_inner();
     summary.datasets_loaded = loaded.into_inner();
-    summary.failed = failures.into_inner().unwrap();
+    summary.failed.extend(failures.into_inner().unwrap());
+    summary.recomputed = again
+        .into_iter()
+        .map(|(pi, ci)| compare_again(&cache, &plans[pi], ci))
+        .collect();
     summary
+}
+
+fn again_wanted(
+    recompute: Recompute,
+    now: &BTreeMap<String, String>,
+    then: &BTreeMap<String, String>,
+) -> bool {
+    match recompute {
+        Recompute::Missing => false,
+        Recompute::Stale => changed_parts(now, then).next().is_some(),
+        Recompute::All => true,
+    }
+}
+
+/// How a cell computed again compares with its superseded version; an identical one's old
+/// file is deleted.
+fn compare_again(cache: &Cache, plan: &Plan, ci: usize) -> Recomputed {
+    let key = &plan.cells[ci].key;
+    let kept = cache.superseded_path(key);
+    let comparison = match (cache.get(key), cache.superseded(key)) {
+        (Some(new), Some(old)) => Some(new.compare(&old)),
+        _ => None,
+    };
+    let kept = match comparison {
+        Some(Comparison::Identical) if cache.forget_superseded(key).is_ok() => None,
+        _ => Some(kept),
+    };
+    Recomputed {
+        cell: describe(plan, ci),
+        comparison,
+        kept,
+    }
 }
 
 /// Calls `f` on every item from `threads` plain threads, which take the items in order, each

@@ -309,6 +309,7 @@ fn options(ws: &Workspace) -> RunOptions {
         keep_going: false,
         threads: Some(1),
         progress: Progress::Quiet,
+        recompute: Default::default(),
     }
 }
 

@@ -233,6 +233,83 @@ fn bumping_a_version_recomputes_exactly_the_affected_cells() {
 }
 
 #[test]
+fn recompute_stale_reruns_exactly_the_changed_cells_and_compares_them() {
+    use dyad_harness::cache::Comparison;
+    use dyad_harness::run::{Recompute, RunOptions};
+    let f = fixture(SPEC);
+    let (mut plans, _) = plan_and_run(&f.ws, 2);
+    let cache = f.ws.cache();
+    let with = |recompute| RunOptions {
+        recompute,
+        ..opts(&f.ws, 2, false)
+    };
+    let oasis = plans[0]
+        .solvers
+        .iter()
+        .position(|s| s.name == "oasis")
+        .unwrap();
+    // As after an edit of OASIS's sources: its 2 cells are stale, the others not.
+    for c in plans[0].cells.iter_mut().filter(|c| c.solver == oasis) {
+        c.code.insert("solver".into(), "edited".into());
+    }
+    assert_eq!(execute(&plans, &with(Recompute::Missing)).computed, 0);
+    let s = execute(&plans, &with(Recompute::Stale));
+    assert_eq!((s.computed, s.cached), (2, 2));
+    assert_eq!(s.recomputed.len(), 2);
+    for r in &s.recomputed {
+        assert_eq!(r.comparison, Some(Comparison::Identical), "{}", r.cell);
+        assert!(r.kept.is_none(), "an identical old cell is deleted");
+        assert!(
+            r.cell.contains("OASIS") || r.cell.contains("oasis"),
+            "{}",
+            r.cell
+        );
+    }
+    // The new cells carry the current code: nothing is stale any more.
+    let s = execute(&plans, &with(Recompute::Stale));
+    assert_eq!((s.computed, s.recomputed.len()), (0, 0));
+    // A cell whose stored value is not what the code computes: the difference is found, and
+    // the old cell kept for inspection.
+    let key = plans[0].cells[0].key.clone();
+    let mut cell = cache.get(&key).unwrap();
+    let i = cell.records.iter().position(|r| r.value > 0.0).unwrap();
+    cell.records[i].value += 0.25;
+    cell.code.insert("task".into(), "older".into());
+    cache.put(&cell).unwrap();
+    let s = execute(&plans, &with(Recompute::Stale));
+    assert_eq!(s.computed, 1);
+    let r = &s.recomputed[0];
+    match r.comparison {
+        Some(Comparison::Values { differ, max_abs }) => {
+            assert_eq!(differ, 1);
+            assert!((max_abs - 0.25).abs() < 1e-12, "{max_abs}");
+        }
+        ref other => panic!("{other:?}"),
+    }
+    let kept = r.kept.as_ref().unwrap();
+    assert_eq!(
+        cache.superseded(&key).unwrap().records[i].value,
+        cell.records[i].value
+    );
+    assert!(kept.exists());
+    // `all`: every cell again, each identical.
+    let s = execute(&plans, &with(Recompute::All));
+    assert_eq!((s.computed, s.cached), (4, 0));
+    assert!(
+        s.recomputed
+            .iter()
+            .all(|r| r.comparison == Some(Comparison::Identical))
+    );
+    // A recomputation stopped after moving a cell aside: a plain run computes it and compares.
+    let key = plans[0].cells[3].key.clone();
+    cache.supersede(&key).unwrap();
+    let s = execute(&plans, &with(Recompute::Missing));
+    assert_eq!(s.computed, 1);
+    assert_eq!(s.recomputed[0].comparison, Some(Comparison::Identical));
+    assert!(cache.superseded(&key).is_none());
+}
+
+#[test]
 fn a_second_run_recomputes_nothing_and_loads_no_data() {
     let f = fixture(SPEC);
     let (_, first) = plan_and_run(&f.ws, 2);

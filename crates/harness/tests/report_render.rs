@@ -117,6 +117,7 @@ fn run() -> Run {
             keep_going: false,
             threads: Some(2),
             progress: Progress::Quiet,
+            recompute: Default::default(),
         },
     );
     assert!(

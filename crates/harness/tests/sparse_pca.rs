@@ -108,6 +108,7 @@ fn sparse_pca_cells_record_variance_sparsity_and_flops() {
             keep_going: false,
             threads: Some(2),
             progress: Progress::Quiet,
+            recompute: Default::default(),
         },
     );
     assert!(s.ok(), "{:?}", s.failed);

@@ -32,6 +32,7 @@ pub fn opts(ws: &Workspace, threads: usize, keep_going: bool) -> RunOptions {
         keep_going,
         threads: Some(threads),
         progress: Progress::Quiet,
+        recompute: Default::default(),
     }
 }
 
