@@ -170,6 +170,41 @@ fn gene_function_and_retrieval_end_to_end() {
     // The planted-scale check and Fig. 6's test exist and are in their domains.
     let hit = values(&res, "FuncISH", "planted_scale_match", "test", None)[0];
     assert!((0.0..=1.0).contains(&hit));
+    // Its detail per scale: two distributions over the 4 scales, and a category found at its
+    // planted scale counts in both at that scale, so the matches are bounded by the overlap.
+    let cell = res.cells[0].as_ref().unwrap();
+    let share = |set: &str| -> Vec<(f64, f64)> {
+        cell.records
+            .iter()
+            .filter(|r| r.set == set && r.metric == "scale_share")
+            .map(|r| (r.coord.as_ref().unwrap().value, r.value))
+            .collect()
+    };
+    let (planted, weighted) = (share("planted"), share("weighted"));
+    // The stand-in plants 4 scales; these features have 3.
+    assert_eq!(
+        planted.iter().map(|p| p.0).collect::<Vec<_>>(),
+        [1.0, 2.0, 4.0, 8.0]
+    );
+    assert_eq!(weighted.len(), 3);
+    for s in [&planted, &weighted] {
+        assert!(
+            (s.iter().map(|p| p.1).sum::<f64>() - 1.0).abs() < 1e-12,
+            "{s:?}"
+        );
+    }
+    let overlap: f64 = planted
+        .iter()
+        .zip(&weighted)
+        .map(|(p, w)| p.1.min(w.1))
+        .sum();
+    let hit0 = cell
+        .records
+        .iter()
+        .find(|r| r.metric == "planted_scale_match")
+        .unwrap()
+        .value;
+    assert!(hit0 <= overlap + 1e-12, "{hit0} > {overlap}");
     let fig6 = values(&res, "FuncISH", "overlay_size_log10_p", "test", None)[0];
     assert!(fig6 <= 0.0);
     // Exhibits of repeat 0: Tables 1 and 2 and the two pictures, decodable PNGs.

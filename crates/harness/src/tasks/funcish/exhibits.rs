@@ -336,7 +336,9 @@ impl Exhibits<'_> {
             return;
         };
         let w = self.standardised();
-        let (mut hit, mut n) = (0usize, 0usize);
+        // (planted scale, scale of the largest standardised weight, the finest scale's share of
+        // the standardised weight) of every programme-carrying category with an AUC.
+        let mut pairs: Vec<(usize, usize, f64)> = Vec::new();
         for (c, res) in self.r.categories.iter().enumerate() {
             let Some(Some(prog)) = truth.programs.get(c) else {
                 continue;
@@ -345,17 +347,49 @@ impl Exhibits<'_> {
                 continue;
             }
             let row = w.row(c);
-            let best = (0..levels)
+            let sums: Vec<f64> = (0..levels)
                 .map(|l| row.slice(ndarray::s![l * k..(l + 1) * k]).sum())
-                .enumerate()
-                .max_by(|a, b| a.1.total_cmp(&b.1))
-                .map(|(l, _)| l);
-            n += 1;
-            hit += (best == Some(prog.scale as usize)) as usize;
+                .collect();
+            let best = (0..levels)
+                .max_by(|&a, &b| sums[a].total_cmp(&sums[b]))
+                .unwrap_or(0);
+            let total: f64 = sums.iter().sum();
+            let finest = if total > 0.0 { sums[0] / total } else { 0.0 };
+            pairs.push((prog.scale as usize, best, finest));
         }
-        if n > 0 {
-            out.push(self.rec("test", "planted_scale_match", None, hit as f64 / n as f64));
-            out.push(self.rec("test", "planted_scale_categories", None, n as f64));
+        if pairs.is_empty() {
+            return;
+        }
+        let n = pairs.len() as f64;
+        let hit = pairs.iter().filter(|(p, b, _)| p == b).count();
+        out.push(self.rec("test", "planted_scale_match", None, hit as f64 / n));
+        out.push(self.rec("test", "planted_scale_categories", None, n));
+        // Where the programmes were planted and where their categories' weight lies, per scale
+        // (the planted ones may include scales the features lack): a failed check shows
+        // whether the classifier favours one scale whatever was planted.
+        let scales = pairs.iter().map(|p| p.0 + 1).max().unwrap_or(0).max(levels);
+        // The spec's reading (§8.6: "small-cell terms weight the finest scale"): the finest
+        // scale's share of the weight, by planted scale, and its mean over the programmes
+        // planted at the finest scale minus over those at the coarsest planted one.
+        let mut finest_by_scale = Vec::new();
+        for l in 0..scales {
+            let scale = Some(("scale", (1usize << l) as f64));
+            let planted = pairs.iter().filter(|p| p.0 == l).count() as f64 / n;
+            out.push(self.rec("planted", "scale_share", scale, planted));
+            if l < levels {
+                let weighted = pairs.iter().filter(|p| p.1 == l).count() as f64 / n;
+                out.push(self.rec("weighted", "scale_share", scale, weighted));
+            }
+            let here: Vec<f64> = pairs.iter().filter(|p| p.0 == l).map(|p| p.2).collect();
+            if !here.is_empty() {
+                let m = super::mean(&here);
+                out.push(self.rec("planted", "finest_weight_share", scale, m));
+                finest_by_scale.push(m);
+            }
+        }
+        if pairs.iter().any(|p| p.0 == 0) && finest_by_scale.len() > 1 {
+            let gap = finest_by_scale[0] - finest_by_scale[finest_by_scale.len() - 1];
+            out.push(self.rec("test", "finest_share_gap", None, gap));
         }
     }
 

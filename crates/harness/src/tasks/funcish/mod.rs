@@ -37,7 +37,13 @@
 //! `levels` zero-count features are among the `levels` features of largest mean absolute
 //! weight: the paper's "the four most important features are the zero counts").
 //! Sets `neural` and `other`: `auc_density`, the fraction of the group's categories in each
-//! AUC bin (coordinate `auc` = bin centre; Fig. 3's two distributions).
+//! AUC bin (coordinate `auc` = bin centre; Fig. 3's two distributions). On the stand-in, sets
+//! `planted` and `weighted`: `scale_share`, the fraction of the programme-carrying categories
+//! planted at each scale, and whose largest standardised weight lies there (coordinate
+//! `scale`; the §8.6 check `planted_scale_match` in detail), and `finest_weight_share` (set
+//! `planted`): the finest scale's share of the standardised weight of the categories planted
+//! at each scale; `finest_share_gap` (set `test`) its value at the finest planted scale minus
+//! at the coarsest (the spec's "small-cell terms weight the finest scale").
 //!
 //! `gene-retrieval`: sets `cell-type`, `pathway`, `ppi`; `precision` with `k = K` for
 //! `K = 1..=k_max`, and `queries` (genes with a related gene).
@@ -544,6 +550,27 @@ static FUNCTION_METRICS: &[Metric] = &[
         "stand-in only: fraction of programme-carrying categories whose largest standardised weight lies at the planted scale (chance 1/4)"
     ),
     metric!(
+        "scale_share",
+        "share of programmes",
+        true,
+        true,
+        "stand-in only: per scale (coordinate scale = downsampling factor), the fraction of the programme-carrying categories planted there (set planted) and whose largest standardised weight lies there (set weighted)"
+    ),
+    metric!(
+        "finest_weight_share",
+        "finest scale's weight share",
+        true,
+        true,
+        "stand-in only: mean over the programme-carrying categories planted at a scale (coordinate scale) of the finest scale's share of their standardised weight"
+    ),
+    metric!(
+        "finest_share_gap",
+        "finest-scale share gap",
+        true,
+        true,
+        "stand-in only: the finest scale's share of the standardised weight, mean over the programmes planted at the finest scale minus over those at the coarsest planted scale (§8.6: small-cell terms weight the finest scale)"
+    ),
+    metric!(
         "programme_mean_auc",
         "mean AUC (programme)",
         true,
@@ -761,6 +788,8 @@ impl CellProtocol for FunctionCell {
             OTHER.into(),
             "same-gene".into(),
             "different-gene".into(),
+            "planted".into(),
+            "weighted".into(),
         ]
     }
 
