@@ -2,7 +2,6 @@
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
-use dyad_harness::cache::Comparison;
 use dyad_harness::profile::Profile;
 use dyad_harness::results::ExperimentResults;
 use dyad_harness::run::{Progress, Recompute, RunOptions, execute};
@@ -66,8 +65,8 @@ struct RunArgs {
     /// Cached cells to compute again: `stale` (computed by task, solver or data-provider code
     /// that has changed since: the report's warning) or `all` (e.g. timings on a quiet
     /// machine). The old cells wait in `<results>/cache/superseded/` until the new ones are
-    /// stored; each is then compared with its replacement, timings aside, and deleted when
-    /// identical.
+    /// stored; each is then compared with its replacement record by record, timings aside,
+    /// and deleted when the new cell reproduces all of it.
     #[arg(long, default_value = "missing")]
     recompute: Recompute,
 }
@@ -374,7 +373,7 @@ fn report_recomputed(again: &[dyad_harness::run::Recomputed]) {
     }
     let identical = again
         .iter()
-        .filter(|r| r.comparison == Some(Comparison::Identical))
+        .filter(|r| r.comparison.as_ref().is_some_and(|c| c.identical()))
         .count();
     eprintln!(
         "recomputed {} cached cells: {identical} identical to the old ones (timings aside)",
@@ -387,12 +386,8 @@ fn report_recomputed(again: &[dyad_harness::run::Recomputed]) {
             .map(|p| format!("; old cell kept in {}", p.display()))
             .unwrap_or_default();
         match &r.comparison {
-            Some(Comparison::Identical) => {}
-            Some(Comparison::Values { differ, max_abs }) => eprintln!(
-                "  {}: {differ} values differ, by at most {max_abs:.3e}{kept}",
-                r.cell
-            ),
-            Some(Comparison::Shape(why)) => eprintln!("  {}: differs: {why}{kept}", r.cell),
+            Some(c) if c.identical() => {}
+            Some(c) => eprintln!("  {}: {c}{kept}", r.cell),
             None => eprintln!("  {}: not computed{kept}", r.cell),
         }
     }

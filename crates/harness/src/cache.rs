@@ -161,63 +161,106 @@ pub fn changed_parts<'a>(
         .map(|(part, _)| part.as_str())
 }
 
-/// How a recomputed cell compares with the cell it replaced.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Comparison {
-    /// Every record's value, the chosen step and parameters and the artifacts are equal
-    /// (timings aside).
-    Identical,
-    /// The same records (set, metric, step, `k`, coordinate) with different values: how many
-    /// differ and the largest absolute difference.
-    Values { differ: usize, max_abs: f64 },
-    /// Different records, chosen step or parameters, or artifacts.
-    Shape(String),
+/// How a recomputed cell compares with the cell it replaced, timings aside. Records are
+/// matched by what they measure (set, metric, step, `k`, coordinate), so a metric added to a
+/// task since shows as `added` and leaves the comparison of the others intact.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Comparison {
+    /// Records in both cells.
+    pub shared: usize,
+    /// Shared records whose values differ (compared exactly: the same code on the same seed
+    /// reproduces them to the bit), and the largest absolute difference.
+    pub differ: usize,
+    pub max_abs: f64,
+    /// Records only the new cell has, and only the old one had.
+    pub added: usize,
+    pub removed: usize,
+    /// Other differences: the chosen step, the tuned parameters, the artifacts.
+    pub other: Vec<String>,
+}
+
+impl Comparison {
+    pub fn identical(&self) -> bool {
+        self.added == 0 && self.reproduces_old()
+    }
+
+    /// Every value, choice and artifact of the old cell is in the new one (which may have
+    /// more records).
+    pub fn reproduces_old(&self) -> bool {
+        self.differ == 0 && self.removed == 0 && self.other.is_empty()
+    }
+}
+
+impl std::fmt::Display for Comparison {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.identical() {
+            return write!(f, "identical ({} values)", self.shared);
+        }
+        let mut parts = vec![if self.differ == 0 {
+            format!("{} shared values identical", self.shared)
+        } else {
+            format!(
+                "{} of {} shared values differ, by at most {:.3e}",
+                self.differ, self.shared, self.max_abs
+            )
+        }];
+        if self.added > 0 {
+            parts.push(format!("{} records new", self.added));
+        }
+        if self.removed > 0 {
+            parts.push(format!("{} records gone", self.removed));
+        }
+        parts.extend(self.other.iter().cloned());
+        write!(f, "{}", parts.join("; "))
+    }
 }
 
 impl CellResult {
-    /// Compares this (recomputed) cell's results with `old`'s, timings aside. Values are
-    /// compared exactly: the same code on the same seed reproduces them to the bit.
+    /// Compares this (recomputed) cell's results with `old`'s (see [`Comparison`]).
     pub fn compare(&self, old: &CellResult) -> Comparison {
-        if self.records.len() != old.records.len() {
-            return Comparison::Shape(format!(
-                "{} records, {} before",
-                self.records.len(),
-                old.records.len()
-            ));
+        type Id = (String, String, u64, Option<u32>, Option<(String, u64)>);
+        let id = |r: &Record| -> Id {
+            (
+                r.set.clone(),
+                r.metric.clone(),
+                r.step,
+                r.k,
+                r.coord
+                    .as_ref()
+                    .map(|c| (c.name.clone(), c.value.to_bits())),
+            )
+        };
+        let mut before: BTreeMap<Id, std::collections::VecDeque<f64>> = BTreeMap::new();
+        for r in &old.records {
+            before.entry(id(r)).or_default().push_back(r.value);
         }
-        let mut differ = 0;
-        let mut max_abs = 0.0f64;
-        for (a, b) in self.records.iter().zip(&old.records) {
-            if (&a.set, &a.metric, a.step, a.k, &a.coord)
-                != (&b.set, &b.metric, b.step, b.k, &b.coord)
-            {
-                return Comparison::Shape(format!(
-                    "record {} {} step {} where there was {} {} step {}",
-                    a.set, a.metric, a.step, b.set, b.metric, b.step
-                ));
-            }
-            if a.value.to_bits() != b.value.to_bits() {
-                differ += 1;
-                max_abs = max_abs.max((a.value - b.value).abs());
+        let mut c = Comparison::default();
+        for r in &self.records {
+            match before.get_mut(&id(r)).and_then(|q| q.pop_front()) {
+                Some(v) => {
+                    c.shared += 1;
+                    if v.to_bits() != r.value.to_bits() {
+                        c.differ += 1;
+                        c.max_abs = c.max_abs.max((v - r.value).abs());
+                    }
+                }
+                None => c.added += 1,
             }
         }
+        c.removed = before.values().map(|q| q.len()).sum();
         if self.selected_step != old.selected_step {
-            return Comparison::Shape(format!(
+            c.other.push(format!(
                 "selected step {:?}, {:?} before",
                 self.selected_step, old.selected_step
             ));
         }
         if self.tuned != old.tuned {
-            return Comparison::Shape("other tuned parameters".into());
+            c.other.push("other tuned parameters".into());
         }
         if self.artifacts != old.artifacts {
-            return Comparison::Shape("other artifacts".into());
+            c.other.push("other artifacts".into());
         }
-        if differ > 0 {
-            Comparison::Values { differ, max_abs }
-        } else {
-            Comparison::Identical
-        }
+        c
     }
 }
 

@@ -3,7 +3,8 @@
 //! cached, fail-fast or `--keep-going`. Rerunning resumes: cached cells are skipped, and a data
 //! set is loaded only if one of its cells must run. `--recompute stale|all` moves cached cells
 //! aside (`cache/superseded/`) and computes them again, then says whether each came out
-//! identical (timings aside; identical ones are then deleted) or how it differs.
+//! identical (timings aside) or how it differs; an old cell the new one fully reproduces is
+//! then deleted.
 
 use crate::cache::{
     Cache, CellResult, Claim, Claims, Comparison, RESULT_FORMAT_VERSION, changed_parts,
@@ -75,7 +76,7 @@ pub struct Recomputed {
     /// `None` when the new cell was not computed (failed or not started): the old one stays
     /// in `superseded`.
     pub comparison: Option<Comparison>,
-    /// Where the old cell is kept (`None` once an identical replacement deleted it).
+    /// Where the old cell is kept (`None` once a replacement reproducing it deleted it).
     pub kept: Option<PathBuf>,
 }
 
@@ -327,8 +328,8 @@ fn again_wanted(
     }
 }
 
-/// How a cell computed again compares with its superseded version; an identical one's old
-/// file is deleted.
+/// How a cell computed again compares with its superseded version; the old file is deleted
+/// when the new cell reproduces all of it.
 fn compare_again(cache: &Cache, plan: &Plan, ci: usize) -> Recomputed {
     let key = &plan.cells[ci].key;
     let kept = cache.superseded_path(key);
@@ -337,7 +338,7 @@ fn compare_again(cache: &Cache, plan: &Plan, ci: usize) -> Recomputed {
         _ => None,
     };
     let kept = match comparison {
-        Some(Comparison::Identical) if cache.forget_superseded(key).is_ok() => None,
+        Some(ref c) if c.reproduces_old() && cache.forget_superseded(key).is_ok() => None,
         _ => Some(kept),
     };
     Recomputed {

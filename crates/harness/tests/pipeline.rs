@@ -234,7 +234,6 @@ fn bumping_a_version_recomputes_exactly_the_affected_cells() {
 
 #[test]
 fn recompute_stale_reruns_exactly_the_changed_cells_and_compares_them() {
-    use dyad_harness::cache::Comparison;
     use dyad_harness::run::{Recompute, RunOptions};
     let f = fixture(SPEC);
     let (mut plans, _) = plan_and_run(&f.ws, 2);
@@ -257,7 +256,8 @@ fn recompute_stale_reruns_exactly_the_changed_cells_and_compares_them() {
     assert_eq!((s.computed, s.cached), (2, 2));
     assert_eq!(s.recomputed.len(), 2);
     for r in &s.recomputed {
-        assert_eq!(r.comparison, Some(Comparison::Identical), "{}", r.cell);
+        let c = r.comparison.as_ref().unwrap();
+        assert!(c.identical() && c.shared > 0, "{}: {c}", r.cell);
         assert!(r.kept.is_none(), "an identical old cell is deleted");
         assert!(
             r.cell.contains("OASIS") || r.cell.contains("oasis"),
@@ -279,13 +279,10 @@ fn recompute_stale_reruns_exactly_the_changed_cells_and_compares_them() {
     let s = execute(&plans, &with(Recompute::Stale));
     assert_eq!(s.computed, 1);
     let r = &s.recomputed[0];
-    match r.comparison {
-        Some(Comparison::Values { differ, max_abs }) => {
-            assert_eq!(differ, 1);
-            assert!((max_abs - 0.25).abs() < 1e-12, "{max_abs}");
-        }
-        ref other => panic!("{other:?}"),
-    }
+    let c = r.comparison.as_ref().unwrap();
+    assert_eq!((c.differ, c.added, c.removed), (1, 0, 0), "{c}");
+    assert!((c.max_abs - 0.25).abs() < 1e-12, "{c}");
+    assert!(!c.reproduces_old());
     let kept = r.kept.as_ref().unwrap();
     assert_eq!(
         cache.superseded(&key).unwrap().records[i].value,
@@ -298,14 +295,31 @@ fn recompute_stale_reruns_exactly_the_changed_cells_and_compares_them() {
     assert!(
         s.recomputed
             .iter()
-            .all(|r| r.comparison == Some(Comparison::Identical))
+            .all(|r| r.comparison.as_ref().is_some_and(|c| c.identical()))
     );
+    // An old cell without a record the task now writes (a metric added since): the others
+    // are compared, the new one counted, and the old cell, fully reproduced, deleted.
+    let key = plans[0].cells[1].key.clone();
+    let mut cell = cache.get(&key).unwrap();
+    let n = cell.records.len();
+    cell.records.remove(n / 2);
+    cell.code.insert("task".into(), "older".into());
+    cache.put(&cell).unwrap();
+    let s = execute(&plans, &with(Recompute::Stale));
+    let c = s.recomputed[0].comparison.as_ref().unwrap();
+    assert_eq!(
+        (c.shared, c.differ, c.added, c.removed),
+        (n - 1, 0, 1, 0),
+        "{c}"
+    );
+    assert!(c.reproduces_old() && !c.identical());
+    assert!(s.recomputed[0].kept.is_none() && cache.superseded(&key).is_none());
     // A recomputation stopped after moving a cell aside: a plain run computes it and compares.
     let key = plans[0].cells[3].key.clone();
     cache.supersede(&key).unwrap();
     let s = execute(&plans, &with(Recompute::Missing));
     assert_eq!(s.computed, 1);
-    assert_eq!(s.recomputed[0].comparison, Some(Comparison::Identical));
+    assert!(s.recomputed[0].comparison.as_ref().unwrap().identical());
     assert!(cache.superseded(&key).is_none());
 }
 
