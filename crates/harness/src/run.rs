@@ -1,5 +1,5 @@
-//! Running cells: in parallel (plain threads taking cells in order, each cell in a rayon pool
-//! of its own), each stored atomically as soon as it finishes, failures reported and never
+//! Running cells: in parallel (plain threads taking cells in order — longest first where
+//! cached timings tell — each cell in a rayon pool of its own), each stored atomically as soon as it finishes, failures reported and never
 //! cached, fail-fast or `--keep-going`. Rerunning resumes: cached cells are skipped, and a data
 //! set is loaded only if one of its cells must run. `--recompute stale|all` moves cached cells
 //! aside (`cache/superseded/`) and computes them again, then says whether each came out
@@ -163,12 +163,18 @@ fn execute_filtered(
     let mut pending: Vec<(usize, usize)> = Vec::new();
     // Cells moved aside to be computed again.
     let mut again: Vec<(usize, usize)> = Vec::new();
+    let mut timings = Timings::default();
     for &(pi, ci) in seen.values() {
         let cell = &plans[pi].cells[ci];
-        match cache.get(&cell.key) {
+        let old = cache.get(&cell.key);
+        if let Some(old) = &old {
+            timings.add(group(plans, (pi, ci)), old.wall_seconds);
+        }
+        match old {
             Some(old) if again_wanted(opts.recompute, &cell.code, &old.code) => {
                 match cache.supersede(&cell.key) {
                     Ok(_) => {
+                        timings.own.insert((pi, ci), old.wall_seconds);
                         again.push((pi, ci));
                         pending.push((pi, ci));
                     }
@@ -192,11 +198,10 @@ fn execute_filtered(
             }
         }
     }
-    // Stable order: by plan, then cell (the order of the specs).
-    pending.sort_unstable();
     if pending.is_empty() {
         return summary;
     }
+    timings.longest_first(&mut pending, |c| group(plans, c));
 
     let data: HashMap<String, Loaded> = pending
         .iter()
@@ -314,6 +319,57 @@ fn execute_filtered(
         .map(|(pi, ci)| compare_again(&cache, &plans[pi], ci))
         .collect();
     summary
+}
+
+/// Wall times of cached cells, to start the longest cells first. Cells are `(plan, cell)`
+/// pairs; a group is `(plan, data set, solver instance)`: the repeats of one cell.
+#[derive(Default)]
+struct Timings {
+    /// A cell's own time when it ran before (a cell computed again).
+    own: HashMap<(usize, usize), f64>,
+    /// Times of the cached cells of each group.
+    group: HashMap<(usize, usize, usize), Vec<f64>>,
+}
+
+type Group = (usize, usize, usize);
+
+fn group(plans: &[Plan], (pi, ci): (usize, usize)) -> Group {
+    let c = &plans[pi].cells[ci];
+    (pi, c.dataset, c.solver)
+}
+
+impl Timings {
+    fn add(&mut self, group: Group, seconds: f64) {
+        self.group.entry(group).or_default().push(seconds);
+    }
+
+    /// The cell's last wall time, else the mean of its group's, if any ran.
+    fn estimate(&self, cell: (usize, usize), group: Group) -> Option<f64> {
+        self.own.get(&cell).copied().or_else(|| {
+            let v = self.group.get(&group)?;
+            Some(v.iter().sum::<f64>() / v.len() as f64)
+        })
+    }
+
+    /// Orders the cells to compute: those without an estimate first, in the order of the
+    /// specs, then the others longest first (the order of the specs among equals). Workers take
+    /// cells in this order, so a run does not end waiting for one long cell started last
+    /// (longest-processing-time-first: within 4/3 of the best makespan). Results do not
+    /// depend on the order; without cached timings (a first run) it is the order of the specs.
+    fn longest_first(
+        &self,
+        pending: &mut [(usize, usize)],
+        group: impl Fn((usize, usize)) -> Group,
+    ) {
+        pending.sort_by(
+            |&a, &b| match (self.estimate(a, group(a)), self.estimate(b, group(b))) {
+                (None, None) => a.cmp(&b),
+                (None, Some(_)) => std::cmp::Ordering::Less,
+                (Some(_), None) => std::cmp::Ordering::Greater,
+                (Some(x), Some(y)) => y.total_cmp(&x).then(a.cmp(&b)),
+            },
+        );
+    }
 }
 
 fn again_wanted(
@@ -510,7 +566,7 @@ impl Reporter {
 
 #[cfg(test)]
 mod tests {
-    use super::on_threads;
+    use super::{Timings, on_threads};
     use rayon::prelude::*;
     use std::cell::Cell;
     use std::sync::Mutex;
@@ -518,6 +574,27 @@ mod tests {
     thread_local! {
         /// Cells running on this OS thread right now.
         static CELLS: Cell<usize> = const { Cell::new(0) };
+    }
+
+    #[test]
+    fn cells_start_unknown_first_then_longest_first_with_spec_order_among_equals() {
+        // Cells (0, i) in groups by i / 2 (two repeats each); cell (0, 5) ran before in 9 s.
+        let mut t = Timings::default();
+        t.add((0, 0, 0), 1.0);
+        t.add((0, 0, 0), 3.0); // group 0: mean 2 s
+        t.add((0, 1, 0), 5.0); // group 1: 5 s
+        t.add((0, 3, 0), 2.0); // group 3: 2 s
+        t.own.insert((0, 5), 9.0);
+        let mut pending: Vec<(usize, usize)> = (0..8).map(|i| (0, i)).collect();
+        t.longest_first(&mut pending, |(p, c)| (p, c / 2, 0));
+        let order: Vec<usize> = pending.iter().map(|c| c.1).collect();
+        // Unknown (group 2 = cells 4 and 5 without an own time: 4) first; then 5 (9 s), group 1
+        // (5 s: 2, 3), and the 2-s cells 0, 1, 6, 7 in spec order.
+        assert_eq!(order, [4, 5, 2, 3, 0, 1, 6, 7]);
+        // Without timings, the order of the specs.
+        let mut pending: Vec<(usize, usize)> = (0..8).rev().map(|i| (0, i)).collect();
+        Timings::default().longest_first(&mut pending, |(p, c)| (p, c, 0));
+        assert_eq!(pending, (0..8).map(|i| (0, i)).collect::<Vec<_>>());
     }
 
     #[test]
