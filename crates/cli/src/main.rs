@@ -388,7 +388,10 @@ fn report_recomputed(again: &[dyad_harness::run::Recomputed]) {
         match &r.comparison {
             Some(c) if c.identical() => {}
             Some(c) => eprintln!("  {}: {c}{kept}", r.cell),
-            None => eprintln!("  {}: not computed{kept}", r.cell),
+            None => eprintln!(
+                "  {}: not compared (the new cell was not computed, or the old file is unreadable){kept}",
+                r.cell
+            ),
         }
     }
 }

@@ -264,6 +264,25 @@ impl CellResult {
     }
 }
 
+/// The cell stored in `path` under `key`, `Ok(None)` when there is no file, or why the file is
+/// not that cell.
+fn read_cell(path: &Path, key: &str) -> Result<Option<CellResult>, Invalid> {
+    let Ok(bytes) = std::fs::read(path) else {
+        return Ok(None);
+    };
+    let stored: Stored =
+        serde_json::from_slice(&bytes).map_err(|e| Invalid::Unreadable(e.to_string()))?;
+    if digest(&stored.cell) != stored.sha256 {
+        return Err(Invalid::Checksum);
+    }
+    let r: CellResult =
+        serde_json::from_value(stored.cell).map_err(|e| Invalid::Unreadable(e.to_string()))?;
+    if r.key != key || r.format != RESULT_FORMAT_VERSION {
+        return Err(Invalid::Mismatch);
+    }
+    Ok(Some(r))
+}
+
 /// What a cell file holds: the cell and the SHA-256 of its canonical JSON.
 #[derive(Serialize, Deserialize)]
 struct Stored {
@@ -426,20 +445,7 @@ impl Cache {
 
     /// The cached cell, `Ok(None)` when there is no file, or why the file is not a cell.
     pub fn check(&self, key: &str) -> Result<Option<CellResult>, Invalid> {
-        let Ok(bytes) = std::fs::read(self.path(key)) else {
-            return Ok(None);
-        };
-        let stored: Stored =
-            serde_json::from_slice(&bytes).map_err(|e| Invalid::Unreadable(e.to_string()))?;
-        if digest(&stored.cell) != stored.sha256 {
-            return Err(Invalid::Checksum);
-        }
-        let r: CellResult =
-            serde_json::from_value(stored.cell).map_err(|e| Invalid::Unreadable(e.to_string()))?;
-        if r.key != key || r.format != RESULT_FORMAT_VERSION {
-            return Err(Invalid::Mismatch);
-        }
-        Ok(Some(r))
+        read_cell(&self.path(key), key)
     }
 
     fn lock_path(&self, key: &str) -> PathBuf {
@@ -581,11 +587,7 @@ impl Cache {
 
     /// The cell a [`Cache::supersede`] moved aside, if it is there and valid.
     pub fn superseded(&self, key: &str) -> Option<CellResult> {
-        let bytes = std::fs::read(self.superseded_path(key)).ok()?;
-        let stored: Stored = serde_json::from_slice(&bytes).ok()?;
-        (digest(&stored.cell) == stored.sha256)
-            .then(|| serde_json::from_value(stored.cell).ok())
-            .flatten()
+        read_cell(&self.superseded_path(key), key).ok().flatten()
     }
 
     /// Deletes a superseded cell (once its replacement is known to be identical).

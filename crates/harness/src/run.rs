@@ -1,6 +1,6 @@
 //! Running cells: in parallel (plain threads taking cells in order — longest first where
-//! cached timings tell — each cell in a rayon pool of its own), each stored atomically as soon as it finishes, failures reported and never
-//! cached, fail-fast or `--keep-going`. Rerunning resumes: cached cells are skipped, and a data
+//! cached timings tell — each cell in a rayon pool of its own), each stored atomically as soon
+//! as it finishes, failures reported and never cached, fail-fast or `--keep-going`. Rerunning resumes: cached cells are skipped, and a data
 //! set is loaded only if one of its cells must run. `--recompute stale|all` moves cached cells
 //! aside (`cache/superseded/`) and computes them again, then says whether each came out
 //! identical (timings aside) or how it differs; an old cell the new one fully reproduces is
@@ -73,8 +73,8 @@ impl std::str::FromStr for Recompute {
 #[derive(Debug, Clone)]
 pub struct Recomputed {
     pub cell: String,
-    /// `None` when the new cell was not computed (failed or not started): the old one stays
-    /// in `superseded`.
+    /// `None` when the new cell was not computed (failed or not started) or the old file is
+    /// unreadable: the old one stays in `superseded`.
     pub comparison: Option<Comparison>,
     /// Where the old cell is kept (`None` once a replacement reproducing it deleted it).
     pub kept: Option<PathBuf>,
@@ -188,17 +188,30 @@ fn execute_filtered(
                     }
                 }
             }
-            Some(_) => summary.cached += 1,
+            Some(_) => {
+                summary.cached += 1;
+                // Computed by an interrupted recomputation, not yet compared.
+                if cache.superseded_path(&cell.key).exists() {
+                    again.push((pi, ci));
+                }
+            }
             None => {
                 // A version moved aside by an earlier, interrupted recomputation.
-                if cache.superseded(&cell.key).is_some() {
+                if cache.superseded_path(&cell.key).exists() {
                     again.push((pi, ci));
                 }
                 pending.push((pi, ci));
             }
         }
     }
+    let compare = |again: Vec<(usize, usize)>| -> Vec<Recomputed> {
+        again
+            .into_iter()
+            .map(|(pi, ci)| compare_again(&cache, &plans[pi], ci))
+            .collect()
+    };
     if pending.is_empty() {
+        summary.recomputed = compare(again);
         return summary;
     }
     timings.longest_first(&mut pending, |c| group(plans, c));
@@ -314,10 +327,7 @@ fn execute_filtered(
     summary.skipped = skipped.into_inner();
     summary.datasets_loaded = loaded.into_inner();
     summary.failed.extend(failures.into_inner().unwrap());
-    summary.recomputed = again
-        .into_iter()
-        .map(|(pi, ci)| compare_again(&cache, &plans[pi], ci))
-        .collect();
+    summary.recomputed = compare(again);
     summary
 }
 
@@ -361,14 +371,11 @@ impl Timings {
         pending: &mut [(usize, usize)],
         group: impl Fn((usize, usize)) -> Group,
     ) {
-        pending.sort_by(
-            |&a, &b| match (self.estimate(a, group(a)), self.estimate(b, group(b))) {
-                (None, None) => a.cmp(&b),
-                (None, Some(_)) => std::cmp::Ordering::Less,
-                (Some(_), None) => std::cmp::Ordering::Greater,
-                (Some(x), Some(y)) => y.total_cmp(&x).then(a.cmp(&b)),
-            },
-        );
+        // Wall seconds are non-negative, and non-negative floats order as their bits do.
+        pending.sort_by_cached_key(|&c| match self.estimate(c, group(c)) {
+            None => (false, 0, c),
+            Some(s) => (true, u64::MAX - s.max(0.0).to_bits(), c),
+        });
     }
 }
 

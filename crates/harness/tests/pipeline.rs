@@ -168,6 +168,15 @@ fn a_solver_source_edit_changes_only_that_solvers_fingerprint() {
     );
 }
 
+/// As after an edit of `solver`'s sources (`part` = "solver") or of the task's, without a
+/// version bump: the same keys, other code fingerprints for that solver's cells.
+fn edit_code(plan: &mut dyad_harness::plan::Plan, solver: &str, part: &str) {
+    let i = plan.solvers.iter().position(|s| s.name == solver).unwrap();
+    for c in plan.cells.iter_mut().filter(|c| c.solver == i) {
+        c.code.insert(part.into(), "edited".into());
+    }
+}
+
 #[test]
 fn the_report_warns_when_a_cells_code_changed_since_it_ran() {
     let f = fixture(SPEC);
@@ -175,14 +184,7 @@ fn the_report_warns_when_a_cells_code_changed_since_it_ran() {
     let res = ExperimentResults::load(&plans[0], &f.ws.cache());
     assert!(res.stale_code().is_empty());
     // As after an edit of OASIS's sources without a version bump: same keys, other code.
-    let oasis = plans[0]
-        .solvers
-        .iter()
-        .position(|s| s.name == "oasis")
-        .unwrap();
-    for c in plans[0].cells.iter_mut().filter(|c| c.solver == oasis) {
-        c.code.insert("solver".into(), "edited".into());
-    }
+    edit_code(&mut plans[0], "oasis", "solver");
     let res = ExperimentResults::load(&plans[0], &f.ws.cache());
     assert_eq!(res.stale_code(), vec![("solver oasis".to_string(), 2)]);
     let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
@@ -192,9 +194,7 @@ fn the_report_warns_when_a_cells_code_changed_since_it_ran() {
         "{md}"
     );
     // A cell whose solver and task both changed counts once (it said "4 of 4" here).
-    for c in plans[0].cells.iter_mut().filter(|c| c.solver == oasis) {
-        c.code.insert("task".into(), "edited".into());
-    }
+    edit_code(&mut plans[0], "oasis", "task");
     let res = ExperimentResults::load(&plans[0], &f.ws.cache());
     assert_eq!(res.stale_cells(), 2);
     assert_eq!(res.stale_code().iter().map(|(_, n)| n).sum::<usize>(), 4);
@@ -242,15 +242,8 @@ fn recompute_stale_reruns_exactly_the_changed_cells_and_compares_them() {
         recompute,
         ..opts(&f.ws, 2, false)
     };
-    let oasis = plans[0]
-        .solvers
-        .iter()
-        .position(|s| s.name == "oasis")
-        .unwrap();
     // As after an edit of OASIS's sources: its 2 cells are stale, the others not.
-    for c in plans[0].cells.iter_mut().filter(|c| c.solver == oasis) {
-        c.code.insert("solver".into(), "edited".into());
-    }
+    edit_code(&mut plans[0], "oasis", "solver");
     assert_eq!(execute(&plans, &with(Recompute::Missing)).computed, 0);
     let s = execute(&plans, &with(Recompute::Stale));
     assert_eq!((s.computed, s.cached), (2, 2));
@@ -319,6 +312,16 @@ fn recompute_stale_reruns_exactly_the_changed_cells_and_compares_them() {
     cache.supersede(&key).unwrap();
     let s = execute(&plans, &with(Recompute::Missing));
     assert_eq!(s.computed, 1);
+    assert!(s.recomputed[0].comparison.as_ref().unwrap().identical());
+    assert!(cache.superseded(&key).is_none());
+    // Stopped after computing the new cell but before comparing: the next run, with nothing
+    // to compute, still compares it and removes the old file.
+    let key = plans[0].cells[2].key.clone();
+    let new = cache.get(&key).unwrap();
+    cache.supersede(&key).unwrap();
+    cache.put(&new).unwrap();
+    let s = execute(&plans, &with(Recompute::Missing));
+    assert_eq!((s.computed, s.recomputed.len()), (0, 1));
     assert!(s.recomputed[0].comparison.as_ref().unwrap().identical());
     assert!(cache.superseded(&key).is_none());
 }
