@@ -161,12 +161,13 @@ pub fn changed_parts<'a>(
         .map(|(part, _)| part.as_str())
 }
 
-/// How a recomputed cell compares with the cell it replaced, timings aside. Records are
-/// matched by what they measure (set, metric, step, `k`, coordinate), so a metric added to a
-/// task since shows as `added` and leaves the comparison of the others intact.
+/// How a recomputed cell compares with the cell it replaced, timings aside (the cell's clocks
+/// and the records of timing metrics). Records are matched by what they measure (set, metric,
+/// step, `k`, coordinate), so a metric added to a task since shows as `added` and leaves the
+/// comparison of the others intact.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Comparison {
-    /// Records in both cells.
+    /// Records in both cells (timing records aside).
     pub shared: usize,
     /// Shared records whose values differ (compared exactly: the same code on the same seed
     /// reproduces them to the bit), and the largest absolute difference.
@@ -216,8 +217,10 @@ impl std::fmt::Display for Comparison {
 }
 
 impl CellResult {
-    /// Compares this (recomputed) cell's results with `old`'s (see [`Comparison`]).
-    pub fn compare(&self, old: &CellResult) -> Comparison {
+    /// Compares this (recomputed) cell's results with `old`'s (see [`Comparison`]); records
+    /// of the metrics `timing` names (a wall time stored as a value, e.g. FuncISH's
+    /// `feature_seconds`) are left out: they differ between runs of the same code.
+    pub fn compare(&self, old: &CellResult, timing: impl Fn(&str) -> bool) -> Comparison {
         type Id = (String, String, u64, Option<u32>, Option<(String, u64)>);
         let id = |r: &Record| -> Id {
             (
@@ -231,11 +234,11 @@ impl CellResult {
             )
         };
         let mut before: BTreeMap<Id, std::collections::VecDeque<f64>> = BTreeMap::new();
-        for r in &old.records {
+        for r in old.records.iter().filter(|r| !timing(&r.metric)) {
             before.entry(id(r)).or_default().push_back(r.value);
         }
         let mut c = Comparison::default();
-        for r in &self.records {
+        for r in self.records.iter().filter(|r| !timing(&r.metric)) {
             match before.get_mut(&id(r)).and_then(|q| q.pop_front()) {
                 Some(v) => {
                     c.shared += 1;
@@ -697,6 +700,48 @@ mod tests {
             .map(|e| e.file_name())
             .collect();
         assert_eq!(names.len(), 1, "{names:?}");
+    }
+
+    #[test]
+    fn comparison_matches_records_and_leaves_timings_aside() {
+        let key = "ab".repeat(32);
+        let timing = |m: &str| m.ends_with("_seconds");
+        let old = cell(&key);
+        let mut new = old.clone();
+        new.train_seconds = 9.0;
+        new.wall_seconds = 9.0;
+        new.records[0].seconds = 9.0;
+        assert!(new.compare(&old, timing).identical());
+        assert_eq!(new.compare(&old, timing).shared, 1);
+        // A timing stored as a value differs between runs and is not compared ...
+        let mut t = old.records[0].clone();
+        t.metric = "feature_seconds".into();
+        t.value = 722.0;
+        let mut old_t = old.clone();
+        old_t.records.push(t.clone());
+        t.value = 1903.0;
+        new.records.push(t);
+        assert!(new.compare(&old_t, timing).identical());
+        // ... unless the caller says it is not a timing.
+        let c = new.compare(&old_t, |_| false);
+        assert_eq!((c.shared, c.differ, c.max_abs), (2, 1, 1181.0));
+        assert!(!c.reproduces_old());
+        // One value changed by one ulp is a difference; a record added is new.
+        new.records[0].value = f64::from_bits(new.records[0].value.to_bits() + 1);
+        let mut extra = old.records[0].clone();
+        extra.step = 4;
+        new.records.push(extra);
+        let c = new.compare(&old_t, timing);
+        assert_eq!((c.shared, c.differ, c.added, c.removed), (1, 1, 1, 0));
+        assert!(c.max_abs > 0.0 && c.max_abs < 1e-15);
+        // Old records the new cell lacks are gone; choices and artifacts are compared too.
+        let mut fewer = old.clone();
+        fewer.records.clear();
+        fewer.selected_step = Some(3);
+        fewer.artifacts.pop();
+        let c = fewer.compare(&old, timing);
+        assert_eq!((c.shared, c.removed, c.other.len()), (0, 1, 2));
+        assert!(!c.reproduces_old());
     }
 
     #[test]

@@ -397,7 +397,7 @@ fn compare_again(cache: &Cache, plan: &Plan, ci: usize) -> Recomputed {
     let key = &plan.cells[ci].key;
     let kept = cache.superseded_path(key);
     let comparison = match (cache.get(key), cache.superseded(key)) {
-        (Some(new), Some(old)) => Some(new.compare(&old)),
+        (Some(new), Some(old)) => Some(new.compare(&old, |m| plan.metric(m).is_timing(m))),
         _ => None,
     };
     let kept = match comparison {

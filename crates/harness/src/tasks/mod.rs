@@ -55,6 +55,14 @@ impl Metric {
         }
     }
 
+    /// Whether records of the metric `name` (described by `self`) are a wall time, which
+    /// differs between runs of the same code: a metric in seconds (`unit = "s"`), or one
+    /// named `..._seconds` (the convention for times a task records as values, e.g. FuncISH's
+    /// `feature_seconds`, whatever its declared unit).
+    pub fn is_timing(&self, name: &str) -> bool {
+        self.unit == "s" || name.ends_with("_seconds")
+    }
+
     /// Whether `a` is better than `b`.
     pub fn better(&self, a: f64, b: f64) -> bool {
         if self.higher_is_better { a > b } else { a < b }
