@@ -337,6 +337,9 @@ fn run_and_write(
             for f in w.tables.iter().chain(&w.figures) {
                 eprintln!("wrote {}", f.display());
             }
+            for f in &w.figures_waiting {
+                eprintln!("{}: figure {f}", w.experiment);
+            }
         } else {
             eprintln!(
                 "{}: {} cells missing; no table or figure written",

@@ -66,6 +66,8 @@ pub struct Written {
     pub pictures: Vec<PathBuf>,
     /// Cells still missing (nothing is written for an incomplete experiment).
     pub missing: usize,
+    /// Composite figures (`[[figures]]`) not drawn, and what each waits for.
+    pub figures_waiting: Vec<String>,
 }
 
 impl Workspace {
@@ -165,6 +167,7 @@ impl Workspace {
                 figures: Vec::new(),
                 pictures: Vec::new(),
                 missing: res.missing(),
+                figures_waiting: Vec::new(),
             };
             if res.complete() {
                 let tables = self.results.join("tables").join(p.profile.as_str());
@@ -192,7 +195,83 @@ impl Workspace {
             }
             out.push(w);
         }
+        self.composite_figures(plans, &cache, &mut out)?;
         Ok(out)
+    }
+
+    /// The `[[figures]]` of every complete experiment whose sources (plots of it or of other
+    /// specs of the same paper among `plans`) are complete too; a figure whose sources are not
+    /// all there is not drawn, and its experiment's `figures_waiting` says what it waits for.
+    fn composite_figures(
+        &self,
+        plans: &[Plan],
+        cache: &Cache,
+        out: &mut [Written],
+    ) -> Result<(), HarnessError> {
+        for (pi, p) in plans.iter().enumerate() {
+            if p.spec.spec.figures.is_empty() || out[pi].missing > 0 {
+                continue;
+            }
+            // Composite figures go first in the experiment's list: they are the paper's
+            // figure, the plots they are made of its parts.
+            let mut at = 0;
+            let paper_dir = p.spec.id.split_once('/').map_or("", |(d, _)| d);
+            for fig in &p.spec.spec.figures {
+                // (plan index, plot) of every source, or what is not there.
+                let mut sources: Vec<(usize, &spec::PlotSpec)> = Vec::new();
+                let mut waiting: Vec<String> = Vec::new();
+                for (stem, plot_id) in fig.sources() {
+                    let id = match stem {
+                        None => p.spec.id.clone(),
+                        Some(stem) => format!("{paper_dir}/{stem}"),
+                    };
+                    let Some(qi) = plans.iter().position(|q| q.spec.id == id) else {
+                        waiting.push(format!("{id} (not selected)"));
+                        continue;
+                    };
+                    if out[qi].missing > 0 {
+                        waiting.push(format!("{id} ({} cells missing)", out[qi].missing));
+                        continue;
+                    }
+                    let Some(plot) = plans[qi].spec.spec.plots.iter().find(|x| x.id == plot_id)
+                    else {
+                        return Err(HarnessError::Other(format!(
+                            "{}: figure `{}`: {id} has no plot `{plot_id}`",
+                            p.spec.id, fig.id
+                        )));
+                    };
+                    sources.push((qi, plot));
+                }
+                if !waiting.is_empty() {
+                    out[pi].figures_waiting.push(format!(
+                        "{}: waits for {}",
+                        fig.id,
+                        waiting.join(", ")
+                    ));
+                    continue;
+                }
+                let results: Vec<ExperimentResults<'_>> = sources
+                    .iter()
+                    .map(|&(qi, _)| ExperimentResults::load(&plans[qi], cache))
+                    .collect();
+                let pairs: Vec<(&ExperimentResults<'_>, &spec::PlotSpec)> = results
+                    .iter()
+                    .zip(&sources)
+                    .map(|(r, &(_, plot))| (r, plot))
+                    .collect();
+                let figs = report::report_dir(&self.results, p.profile).join("figures");
+                let stem = format!("{}-{}", p.spec.id.replace('/', "-"), fig.id);
+                let paths = plots::render_figure(&fig.title, &pairs, fig.columns, &figs, &stem)
+                    .map_err(|e| {
+                        HarnessError::Other(format!("{}: figure `{}`: {e}", p.spec.id, fig.id))
+                    })?;
+                for path in paths {
+                    out[pi].figures.insert(at, path);
+                    at += 1;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Write the report of `plans` (figures and tables are rewritten first); returns the

@@ -11,7 +11,7 @@
 //! glyph by glyph from the embedded DejaVu font's metrics.
 
 use crate::results::{CurvePoint, ExperimentResults, Stat};
-use crate::spec::{PlotSpec, XAxis};
+use crate::spec::{ErrorBars, PlotSpec, XAxis};
 use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
@@ -76,13 +76,16 @@ fn panel_caption(d: &crate::plan::DatasetInstance) -> String {
     format!("{}{tag}", d.id)
 }
 
-struct Panel {
+struct Panel<'p> {
+    /// The plot the panel belongs to: its axes, labels and error bars (a composite figure's
+    /// panels come from several plots).
+    plot: &'p PlotSpec,
     caption: String,
     series: Vec<Series>,
     chance: Option<f64>,
 }
 
-fn panels(res: &ExperimentResults<'_>, plot: &PlotSpec) -> Vec<Panel> {
+fn panels<'p>(res: &ExperimentResults<'_>, plot: &'p PlotSpec) -> Vec<Panel<'p>> {
     let plan = res.plan;
     let sets: Vec<String> = if plot.sets.is_empty() {
         plan.sets()
@@ -131,7 +134,27 @@ fn panels(res: &ExperimentResults<'_>, plot: &PlotSpec) -> Vec<Panel> {
                 for (seti, set) in sets.iter().enumerate() {
                     let curve = |m: usize| match relative {
                         Some(r) if r != m => {
-                            res.difference_curve(di, m, r, set, &plot.metric, &plot.x, plot.k)
+                            let diff =
+                                res.difference_curve(di, m, r, set, &plot.metric, &plot.x, plot.k);
+                            if plot.error_bars != ErrorBars::SdMethod {
+                                return diff;
+                            }
+                            // The difference of the means, with the solver's own spread at
+                            // the same x (over its repeats).
+                            let own = res.curve(di, m, set, &plot.metric, &plot.x, plot.k);
+                            diff.into_iter()
+                                .filter_map(|p| {
+                                    let o = own.iter().find(|o| o.x == p.x)?;
+                                    Some(CurvePoint {
+                                        x: p.x,
+                                        y: Stat {
+                                            sd: o.y.sd,
+                                            sem: o.y.sem,
+                                            ..p.y
+                                        },
+                                    })
+                                })
+                                .collect()
                         }
                         // The reference itself: the zero line at its own x values.
                         Some(_) => res
@@ -191,6 +214,7 @@ fn panels(res: &ExperimentResults<'_>, plot: &PlotSpec) -> Vec<Panel> {
                     .next()
             });
             Panel {
+                plot,
                 caption: panel_caption(d),
                 series,
                 chance: chance.flatten(),
@@ -201,12 +225,12 @@ fn panels(res: &ExperimentResults<'_>, plot: &PlotSpec) -> Vec<Panel> {
 
 /// `scatter_versus`: per data set, every drawn solver's per-coordinate means against the
 /// named solver's, and the diagonal.
-fn scatter_panels(
+fn scatter_panels<'p>(
     res: &ExperimentResults<'_>,
-    plot: &PlotSpec,
+    plot: &'p PlotSpec,
     sets: &[String],
     versus: &str,
-) -> Vec<Panel> {
+) -> Vec<Panel<'p>> {
     let plan = res.plan;
     let Some(vi) = plan
         .solvers
@@ -275,6 +299,7 @@ fn scatter_panels(
                 });
             }
             Panel {
+                plot,
                 caption: panel_caption(d),
                 series,
                 chance: None,
@@ -384,12 +409,12 @@ pub fn slope_bound(points: &[(f64, f64)], lower_xs: &[f64]) -> SlopeBound {
 
 /// One panel over all data sets: x = each data set's parameter, one series per solver, plus
 /// the given overlays.
-fn param_panel(
+fn param_panel<'p>(
     res: &ExperimentResults<'_>,
-    plot: &PlotSpec,
+    plot: &'p PlotSpec,
     sets: &[String],
     param: &[String],
-) -> Panel {
+) -> Panel<'p> {
     let plan = res.plan;
     let set = sets.iter().find(|s| *s == "test").unwrap_or(&sets[0]);
     let mut series = Vec::new();
@@ -573,6 +598,7 @@ fn param_panel(
         format!("SYNTHETIC stand-in data: {}", synthetic.join(", "))
     };
     Panel {
+        plot,
         caption,
         series,
         chance: None,
@@ -972,7 +998,7 @@ impl Layout {
 /// The layout of `plot` for `res`, as [`render`] draws it.
 pub fn layout(res: &ExperimentResults<'_>, plot: &PlotSpec) -> Layout {
     let panels = panels(res, plot);
-    compute_layout(&figure_title(res, plot), plot, &panels)
+    compute_layout(&figure_title(res, plot), &panels, None)
 }
 
 fn figure_title(res: &ExperimentResults<'_>, plot: &PlotSpec) -> String {
@@ -1048,7 +1074,8 @@ fn label(text: &str, x: f64, y: f64, em: f64, align: Align) -> Label {
 }
 
 /// Data range of the x axis, padded so that no point sits on the frame.
-fn x_range(plot: &PlotSpec, panel: &Panel) -> (f64, f64) {
+fn x_range(panel: &Panel<'_>) -> (f64, f64) {
+    let plot = panel.plot;
     let xs: Vec<f64> = panel
         .series
         .iter()
@@ -1070,8 +1097,14 @@ fn x_range(plot: &PlotSpec, panel: &Panel) -> (f64, f64) {
     if !lo.is_finite() {
         return (0.0, 1.0);
     }
-    // k axes and step axes start at 0, as in the papers.
-    let lo = if lo > 0.0 && lo <= 1.0 { 0.0 } else { lo };
+    // k axes and step axes start at 0, as in the papers (a coordinate such as an attribute's
+    // index or a recorded quantity does not).
+    let from_zero = !matches!(plot.x, XAxis::Named(_));
+    let lo = if from_zero && lo > 0.0 && lo <= 1.0 {
+        0.0
+    } else {
+        lo
+    };
     if hi <= lo {
         let d = if lo == 0.0 { 1.0 } else { lo.abs() * 0.1 };
         return (lo - d, hi + d);
@@ -1317,14 +1350,24 @@ fn fonts() -> Fonts {
 }
 
 /// The y axis of a panel: ticks chosen for `plot_h`, labels right-aligned at `x`.
-fn y_axis(plot: &PlotSpec, panel: &Panel, y0: f64, y1: f64) -> (Axis, Vec<(f64, String)>) {
+/// Half the length of a point's error bar, as the plot asks.
+fn half_bar(plot: &PlotSpec, y: &Stat) -> f64 {
+    match plot.error_bars {
+        ErrorBars::Sem => y.sem,
+        ErrorBars::Sd | ErrorBars::SdMethod => y.sd,
+    }
+}
+
+fn y_axis(panel: &Panel<'_>, y0: f64, y1: f64) -> (Axis, Vec<(f64, String)>) {
+    let plot = panel.plot;
     let values: Vec<f64> = panel
         .series
         .iter()
         .flat_map(|s| {
-            s.points
-                .iter()
-                .flat_map(|p| [p.y.mean - p.y.sem, p.y.mean, p.y.mean + p.y.sem])
+            s.points.iter().flat_map(|p| {
+                let e = half_bar(plot, &p.y);
+                [p.y.mean - e, p.y.mean, p.y.mean + e]
+            })
         })
         .filter(|v| !plot.log_y || *v > 0.0)
         .chain(panel.chance)
@@ -1358,10 +1401,10 @@ fn y_axis(plot: &PlotSpec, panel: &Panel, y0: f64, y1: f64) -> (Axis, Vec<(f64, 
     (axis(t.clone()), t.into_iter().zip(labels).collect())
 }
 
-fn compute_layout(title: &str, plot: &PlotSpec, panels: &[Panel]) -> Layout {
+fn compute_layout(title: &str, panels: &[Panel<'_>], columns: Option<usize>) -> Layout {
     let f = fonts();
     let n = panels.len().max(1);
-    let cols = n.min(3);
+    let cols = n.min(columns.unwrap_or(3).max(1));
     let rows = n.div_ceil(cols);
     let (cell_w, plot_h) = if n == 1 {
         (520.0, 300.0)
@@ -1396,8 +1439,15 @@ fn compute_layout(title: &str, plot: &PlotSpec, panels: &[Panel]) -> Layout {
         .collect();
     let caption_lines = caption_fits.iter().map(|c| c.1.len()).max().unwrap_or(1);
     let caption_h = caption_lines as f64 * f.caption * LINE + 4.0;
-    let (xt_em, xt_lines) = fit(&plot.x_label, f.axis, false, cell_w - 90.0, 2);
-    let below = TICK_LEN + 3.0 + f.tick * LINE + 4.0 + xt_lines.len() as f64 * xt_em * LINE + 8.0;
+    let x_titles: Vec<(f64, Vec<String>)> = panels
+        .iter()
+        .map(|p| fit(&p.plot.x_label, f.axis, false, cell_w - 90.0, 2))
+        .collect();
+    let xt_h = x_titles
+        .iter()
+        .map(|(em, lines)| lines.len() as f64 * em * LINE)
+        .fold(0.0, f64::max);
+    let below = TICK_LEN + 3.0 + f.tick * LINE + 4.0 + xt_h + 8.0;
     let cell_h = caption_h + plot_h + below;
 
     let mut out_panels = Vec::new();
@@ -1420,7 +1470,10 @@ fn compute_layout(title: &str, plot: &PlotSpec, panels: &[Panel]) -> Layout {
             .collect();
         let plot_y0 = cell.y0 + caption_h;
         let plot_y1 = plot_y0 + plot_h;
-        let (yaxis, yticks) = y_axis(plot, panel, plot_y0, plot_y1);
+        let plot = panel.plot;
+        let (xt_em, xt_lines) = &x_titles[i];
+        let xt_em = *xt_em;
+        let (yaxis, yticks) = y_axis(panel, plot_y0, plot_y1);
         let tick_w = yticks
             .iter()
             .map(|(_, s)| text_width(s, f.tick, false))
@@ -1462,8 +1515,36 @@ fn compute_layout(title: &str, plot: &PlotSpec, panels: &[Panel]) -> Layout {
             .collect();
 
         // x axis: the densest ticks whose labels keep apart and stay in the cell.
-        let (x0, x1) = x_range(plot, panel);
-        let (cands, minor) = tick_candidates(x0, x1, plot.log_x);
+        let (x0, x1) = x_range(panel);
+        let (mut cands, minor) = tick_candidates(x0, x1, plot.log_x);
+        // Integer coordinates (an attribute's index, labels per class) get integer ticks when
+        // some tick set has them.
+        let integral = |v: f64| v.fract() == 0.0;
+        if panel
+            .series
+            .iter()
+            .flat_map(|s| &s.points)
+            .all(|p| integral(p.x))
+        {
+            let mut whole: Vec<_> = cands
+                .iter()
+                .filter(|(t, _)| t.iter().all(|&v| integral(v)))
+                .cloned()
+                .collect();
+            if whole.is_empty() && !plot.log_x {
+                // The nice steps skipped 1 (a range of about two): every integer.
+                let t: Vec<f64> = ((x0.ceil() as i64)..=(x1.floor() as i64))
+                    .map(|v| v as f64)
+                    .collect();
+                if (2..=12).contains(&t.len()) {
+                    let labels = linear_labels(&t, 1.0);
+                    whole.push((t, labels));
+                }
+            }
+            if !whole.is_empty() {
+                cands = whole;
+            }
+        }
         let xlabel_y = plot_rect.y1 + TICK_LEN + 3.0 + ASCENT * f.tick * LINE;
         let place = |ticks: &[f64], labels: &[String]| -> (Axis, Vec<Label>) {
             let a = Axis {
@@ -1538,9 +1619,10 @@ fn compute_layout(title: &str, plot: &PlotSpec, panels: &[Panel]) -> Layout {
             .flat_map(|s| drawn_points(plot, s))
             .flat_map(|p| {
                 let mut v = vec![pl.px(p.x, p.y.mean)];
-                if p.y.sem > 0.0 && (!plot.log_y || p.y.mean > p.y.sem) {
-                    v.push(pl.px(p.x, p.y.mean - p.y.sem));
-                    v.push(pl.px(p.x, p.y.mean + p.y.sem));
+                let e = half_bar(plot, &p.y);
+                if e > 0.0 && (!plot.log_y || p.y.mean > e) {
+                    v.push(pl.px(p.x, p.y.mean - e));
+                    v.push(pl.px(p.x, p.y.mean + e));
                 }
                 v
             })
@@ -1672,14 +1754,80 @@ pub fn render(
 ) -> Result<[PathBuf; 2], String> {
     register_fonts();
     let panels = panels(res, plot);
-    let lay = compute_layout(&figure_title(res, plot), plot, &panels);
+    let lay = compute_layout(&figure_title(res, plot), &panels, None);
+    draw_figure(&lay, &panels, dir, stem)
+}
+
+/// Draw a composite figure (`[[figures]]`): the panels of every `(results, plot)` source in
+/// order, `columns` to a row, into `<dir>/<stem>.svg` and `.png`; returns both paths.
+pub fn render_figure(
+    title: &str,
+    sources: &[(&ExperimentResults<'_>, &PlotSpec)],
+    columns: Option<usize>,
+    dir: &Path,
+    stem: &str,
+) -> Result<[PathBuf; 2], String> {
+    register_fonts();
+    let panels: Vec<Panel<'_>> = sources
+        .iter()
+        .flat_map(|(res, plot)| panels(res, plot))
+        .collect();
+    let lay = compute_layout(title, &panels, columns);
+    draw_figure(&lay, &panels, dir, stem)
+}
+
+/// One drawn series of a panel: its legend name and, per point, `(x, y, half the error bar)`
+/// as drawn (the error bar as the plot's `error_bars` asks).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DrawnSeries {
+    pub name: String,
+    pub points: Vec<(f64, f64, f64)>,
+}
+
+/// What [`render`] draws of `plot`, panel by panel: the series with their points.
+pub fn drawn_series(res: &ExperimentResults<'_>, plot: &PlotSpec) -> Vec<Vec<DrawnSeries>> {
+    panels(res, plot)
+        .iter()
+        .map(|p| {
+            p.series
+                .iter()
+                .map(|s| DrawnSeries {
+                    name: s.name.clone(),
+                    points: drawn_points(plot, s)
+                        .map(|q| (q.x, q.y.mean, half_bar(plot, &q.y)))
+                        .collect(),
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The layout of a composite figure, as [`render_figure`] draws it.
+pub fn figure_layout(
+    title: &str,
+    sources: &[(&ExperimentResults<'_>, &PlotSpec)],
+    columns: Option<usize>,
+) -> Layout {
+    let panels: Vec<Panel<'_>> = sources
+        .iter()
+        .flat_map(|(res, plot)| panels(res, plot))
+        .collect();
+    compute_layout(title, &panels, columns)
+}
+
+fn draw_figure(
+    lay: &Layout,
+    panels: &[Panel<'_>],
+    dir: &Path,
+    stem: &str,
+) -> Result<[PathBuf; 2], String> {
     let (w, h) = lay.size();
 
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area();
-        draw(&root, &lay, plot, &panels, 1.0)?;
-        draw_labels_svg(&root, &lay)?;
+        draw(&root, lay, panels, 1.0)?;
+        draw_labels_svg(&root, lay)?;
         root.present().map_err(|e| e.to_string())?;
     }
     // Shapes at PNG_SCALE * SUPERSAMPLE, box-filtered down; then the text at PNG_SCALE.
@@ -1687,7 +1835,7 @@ pub fn render(
     let mut big = vec![255u8; (w * ss * h * ss * 3) as usize];
     {
         let root = BitMapBackend::with_buffer(&mut big, (w * ss, h * ss)).into_drawing_area();
-        draw(&root, &lay, plot, &panels, f64::from(ss))?;
+        draw(&root, lay, panels, f64::from(ss))?;
         root.present().map_err(|e| e.to_string())?;
     }
     let (pw, ph) = lay.png_size();
@@ -1871,8 +2019,7 @@ fn clip_polyline(pts: &[(f64, f64)], r: &Rect) -> Vec<Vec<(f64, f64)>> {
 fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     lay: &Layout,
-    plot: &PlotSpec,
-    panels: &[Panel],
+    panels: &[Panel<'_>],
     s: f64,
 ) -> Result<(), String> {
     let err = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
@@ -1882,6 +2029,7 @@ fn draw<DB: DrawingBackend>(
     let frame = RGBColor(0x55, 0x55, 0x55);
     root.fill(&WHITE).map_err(err)?;
     for (pl, panel) in lay.panels.iter().zip(panels) {
+        let plot = panel.plot;
         let r = pl.plot;
         // Grid at the labelled ticks, minor ticks on log axes.
         for &v in &pl.y.ticks {
@@ -1928,9 +2076,10 @@ fn draw<DB: DrawingBackend>(
                 }
             }
             for q in &pts {
-                if q.y.sem > 0.0 && (!plot.log_y || q.y.mean > q.y.sem) {
-                    let a = pl.px(q.x, q.y.mean - q.y.sem);
-                    let b = pl.px(q.x, q.y.mean + q.y.sem);
+                let e = half_bar(plot, &q.y);
+                if e > 0.0 && (!plot.log_y || q.y.mean > e) {
+                    let a = pl.px(q.x, q.y.mean - e);
+                    let b = pl.px(q.x, q.y.mean + e);
                     if let Some((a, b)) = clip(a, b, &r) {
                         let st = s_.color.stroke_width(sw(1.0));
                         root.draw(&PathElement::new(vec![p(a), p(b)], st))

@@ -39,6 +39,11 @@ pub struct Spec {
     pub solvers: Vec<SolverSpec>,
     #[serde(default)]
     pub plots: Vec<PlotSpec>,
+    /// Figures whose panels are the panels of several plots, of this spec or of other specs
+    /// of the same paper (the tensor-ranking paper's Fig. 2: five class-order panels and
+    /// three attribute panels, from two specs, as one 2 × 4 grid).
+    #[serde(default)]
+    pub figures: Vec<FigureSpec>,
     #[serde(default)]
     pub tables: Vec<TableSpec>,
     #[serde(default)]
@@ -288,9 +293,69 @@ pub struct PlotSpec {
     pub chance: bool,
     #[serde(default)]
     pub y_range: Option<[f64; 2]>,
+    /// What the error bars show: `"sem"` (default), `"sd"`, or with `relative_to`
+    /// `"sd-method"` (the drawn solver's own standard deviation beside the difference).
+    #[serde(default)]
+    pub error_bars: ErrorBars,
     /// Extra series given as numbers (e.g. literature runtimes), drawn dashed.
     #[serde(default)]
     pub overlays: Vec<Overlay>,
+}
+
+/// What a plot's error bars show (over the repeats at each point).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ErrorBars {
+    /// ± the standard error of the mean (the default).
+    #[default]
+    Sem,
+    /// ± one standard deviation (with `relative_to`: of the paired differences).
+    Sd,
+    /// With `relative_to` only: ± one standard deviation of the drawn solver's own values,
+    /// the other reading of "error bars of length twice the standard deviation" beside a
+    /// plotted difference of means.
+    SdMethod,
+}
+
+impl<'de> Deserialize<'de> for ErrorBars {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(match String::deserialize(d)?.as_str() {
+            "sem" => ErrorBars::Sem,
+            "sd" => ErrorBars::Sd,
+            "sd-method" => ErrorBars::SdMethod,
+            other => {
+                return Err(serde::de::Error::custom(format!(
+                    "unknown error bars \"{other}\", expected \"sem\", \"sd\" or \"sd-method\""
+                )));
+            }
+        })
+    }
+}
+
+/// A figure made of the panels of several plots, in order, each panel keeping its own
+/// plot's axes, labels and error bars; one legend for all.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FigureSpec {
+    /// File-name stem of the figure (distinct from the spec's plot ids).
+    pub id: String,
+    pub title: String,
+    /// The plots whose panels the figure shows: `"<plot id>"` of this spec, or
+    /// `"<spec stem>/<plot id>"` of another spec of the same paper. The figure is drawn when
+    /// every experiment it reads is complete.
+    pub panels: Vec<String>,
+    /// Panels per row (default 3).
+    #[serde(default)]
+    pub columns: Option<usize>,
+}
+
+impl FigureSpec {
+    /// `(spec stem, plot id)` of each panel source; `None` for this spec.
+    pub fn sources(&self) -> impl Iterator<Item = (Option<&str>, &str)> {
+        self.panels.iter().map(|r| match r.split_once('/') {
+            Some((stem, plot)) => (Some(stem), plot),
+            None => (None, r.as_str()),
+        })
+    }
 }
 
 /// A reference series of a plot: `metric` as the first solver that records it has it.
@@ -736,6 +801,7 @@ impl LoadedSpec {
                 },
                 solvers: Vec::new(),
                 plots: Vec::new(),
+                figures: Vec::new(),
                 tables: Vec::new(),
                 references: Vec::new(),
                 claims: Vec::new(),
@@ -995,6 +1061,16 @@ impl LoadedSpec {
                     ));
                 }
             }
+            if p.error_bars == ErrorBars::SdMethod && p.relative_to.is_none() {
+                return Err(self.error_at_key(
+                    &["plots", &i.to_string(), "error_bars"],
+                    format!(
+                        "plot `{}`: `error_bars = \"sd-method\"` goes with `relative_to` (the \
+                         solver's own spread beside its difference to the reference)",
+                        p.id
+                    ),
+                ));
+            }
             if p.envelope && !matches!(p.x, XAxis::Step | XAxis::Seconds) {
                 return Err(self.error_at_key(
                     &["plots", &i.to_string(), "envelope"],
@@ -1003,6 +1079,42 @@ impl LoadedSpec {
                         p.id
                     ),
                 ));
+            }
+        }
+        for (i, f) in s.figures.iter().enumerate() {
+            let at = |key: &str, msg: String| {
+                self.error_at_key(
+                    &["figures", &i.to_string(), key],
+                    format!("figure `{}`: {msg}", f.id),
+                )
+            };
+            if s.plots.iter().any(|p| p.id == f.id) {
+                return Err(at("id", "a plot of the spec has the same id".into()));
+            }
+            if f.panels.is_empty() {
+                return Err(at("panels", "name at least one plot".into()));
+            }
+            if f.columns == Some(0) {
+                return Err(at("columns", "at least one panel per row".into()));
+            }
+            for (stem, plot) in f.sources() {
+                match stem {
+                    None if !s.plots.iter().any(|p| p.id == plot) => {
+                        return Err(at(
+                            "panels",
+                            format!(
+                                "no plot with id \"{plot}\" in this spec (another spec's: \"<spec stem>/<plot id>\")"
+                            ),
+                        ));
+                    }
+                    Some(stem) if stem.is_empty() || plot.is_empty() || plot.contains('/') => {
+                        return Err(at(
+                            "panels",
+                            format!("\"{stem}/{plot}\" is not \"<spec stem>/<plot id>\""),
+                        ));
+                    }
+                    _ => {}
+                }
             }
         }
         for (i, t) in s.tables.iter().enumerate() {

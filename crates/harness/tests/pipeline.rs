@@ -1471,3 +1471,140 @@ fn a_slope_claim_fits_over_a_solver_grid_parameter() {
     );
     assert_eq!(claim("narrow").verdict, Verdict::DoesNotHold);
 }
+
+#[test]
+fn a_figure_gathers_the_panels_of_plots_of_two_specs_with_their_error_bars() {
+    // Two specs of one paper; the first draws a figure of its own plot and the other spec's,
+    // one panel per row. Error bars: s.e.m., SD, and with `relative_to` the solver's own SD.
+    let rel = |id: &str, bars: &str| {
+        format!(
+            "[[plots]]\nid = \"{id}\"\ntitle = \"{id}\"\nx = \"k\"\nmetric = \"precision\"\n\
+             sets = [\"test\"]\nrelative_to = \"euclidean\"\nerror_bars = \"{bars}\"\n\
+             x_label = \"k\"\ny_label = \"difference\"\n\n"
+        )
+    };
+    let plain = |id: &str, bars: &str| {
+        format!(
+            "[[plots]]\nid = \"{id}\"\ntitle = \"{id}\"\nx = \"k\"\nmetric = \"precision\"\n\
+             sets = [\"test\"]\nerror_bars = \"{bars}\"\nx_label = \"k\"\ny_label = \"p\"\n\n"
+        )
+    };
+    let plots = [
+        rel("rel-sem", "sem"),
+        rel("rel-sd", "sd"),
+        rel("rel-own", "sd-method"),
+        plain("own-sd", "sd"),
+    ]
+    .concat();
+    let spec = SPEC.replace(
+        "[[plots]]\nid = \"map\"",
+        &format!("{plots}[[plots]]\nid = \"map\""),
+    );
+    let first = spec.replace(
+        "[[claims]]",
+        "[[figures]]\nid = \"both\"\ntitle = \"both specs\"\npanels = [\"rel-sd\", \"other/rel-sd\"]\ncolumns = 1\n\n[[claims]]",
+    );
+    let other = spec.replace("seed = 5 }", "seed = 6 }");
+    let f = fixture(&first);
+    std::fs::write(f.ws.experiments.join("demo").join("other.toml"), &other).unwrap();
+    let (plans, s) = plan_and_run(&f.ws, 2);
+    assert!(s.ok(), "{:?}", s.failed);
+    assert_eq!(plans.len(), 2);
+    let cache = f.ws.cache();
+    let (fig, oth) = (&plans[0], &plans[1]);
+    assert_eq!(
+        (fig.spec.id.as_str(), oth.spec.id.as_str()),
+        ("demo/fig", "demo/other")
+    );
+    let res = ExperimentResults::load(fig, &cache);
+    let plot = |id: &str| fig.spec.spec.plots.iter().find(|p| p.id == id).unwrap();
+    let series = |id: &str| dyad_harness::plots::drawn_series(&res, plot(id)).remove(0);
+    let oasis = |v: Vec<dyad_harness::plots::DrawnSeries>| {
+        v.into_iter().find(|s| s.name == "OASIS").unwrap().points
+    };
+    let (sem, sd, own) = (
+        oasis(series("rel-sem")),
+        oasis(series("rel-sd")),
+        oasis(series("rel-own")),
+    );
+    let plain_sd = oasis(series("own-sd"));
+    assert_eq!(sem.len(), 5);
+    let mut some_bar = false;
+    for i in 0..sem.len() {
+        // Same differences; with two repeats the SD is √2 times the s.e.m.
+        assert_eq!((sem[i].0, sem[i].1), (sd[i].0, sd[i].1));
+        assert!(
+            (sd[i].2 - sem[i].2 * 2f64.sqrt()).abs() < 1e-12,
+            "{:?} {:?}",
+            sd[i],
+            sem[i]
+        );
+        // The method's own spread beside the difference: its plain curve's SD.
+        assert_eq!((own[i].0, own[i].1), (sd[i].0, sd[i].1));
+        assert_eq!((own[i].0, own[i].2), (plain_sd[i].0, plain_sd[i].2));
+        some_bar |= sd[i].2 > 0.0 && own[i].2 > 0.0 && sd[i].2 != own[i].2;
+    }
+    assert!(
+        some_bar,
+        "the two readings should differ somewhere: {sd:?} {own:?}"
+    );
+    // The figure: one panel from each spec, one to a row, written first among the figures.
+    let written = f.ws.outputs(&plans).unwrap();
+    let w = &written[0];
+    assert!(w.figures_waiting.is_empty(), "{:?}", w.figures_waiting);
+    assert!(
+        w.figures[0].ends_with("demo-fig-both.svg"),
+        "{:?}",
+        w.figures
+    );
+    assert!(w.figures[1].ends_with("demo-fig-both.png"));
+    let res_o = ExperimentResults::load(oth, &cache);
+    let o_plot = oth
+        .spec
+        .spec
+        .plots
+        .iter()
+        .find(|p| p.id == "rel-sd")
+        .unwrap();
+    let lay = dyad_harness::plots::figure_layout(
+        "both",
+        &[(&res, plot("rel-sd")), (&res_o, o_plot)],
+        Some(1),
+    );
+    assert_eq!(lay.panels.len(), 2);
+    assert!(lay.panels[1].cell.y0 >= lay.panels[0].cell.y1 - 1e-9);
+    assert_eq!(lay.panels[0].cell.x0, lay.panels[1].cell.x0);
+    // A figure waiting for an experiment that is not selected says so.
+    let w = f.ws.outputs(&plans[..1]).unwrap();
+    assert!(
+        w[0].figures_waiting[0].contains("demo/other (not selected)"),
+        "{:?}",
+        w[0].figures_waiting
+    );
+    // Bad references are refused when the spec loads.
+    for (bad, what) in [
+        ("panels = [\"nope\"]", "no plot with id \"nope\""),
+        ("panels = []", "at least one plot"),
+        ("panels = [\"/x\"]", "is not \"<spec stem>/<plot id>\""),
+    ] {
+        let g = fixture(&first.replace("panels = [\"rel-sd\", \"other/rel-sd\"]", bad));
+        let e = spec_error(&g.ws);
+        assert!(e.contains(what), "{e}");
+    }
+    let g = fixture(&spec.replace(
+        "error_bars = \"sd\"\nx_label = \"k\"\ny_label = \"p\"",
+        "error_bars = \"sd-method\"\nx_label = \"k\"\ny_label = \"p\"",
+    ));
+    assert!(spec_error(&g.ws).contains("goes with `relative_to`"));
+}
+
+/// The error of loading or planning the workspace's specs.
+fn spec_error(ws: &Workspace) -> String {
+    match ws.select_specs(&[]) {
+        Err(e) => e.to_string(),
+        Ok(specs) => match ws.plan(&specs, Profile::Quick, &ws.data_context()) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("the specs were expected to be refused"),
+        },
+    }
+}
