@@ -98,5 +98,48 @@ fn gradient(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, gradient);
+/// Full KR's regulariser operator `λ (LV − (LV)ᵀ)/2` at n = 1,500 (the `kr-full` spec's
+/// size; one per CG iteration): the blocked, vectorised pass against the plain product and
+/// transpose it replaced (the same bits, tested in `kernel_full`).
+fn full_kr_regulariser(c: &mut Criterion) {
+    use dyad_algorithms::tensor_rank::kernel_full::antisymmetric_regulariser;
+    let mut g = c.benchmark_group("full_kr_regulariser");
+    g.sample_size(20);
+    let n = 1_500;
+    let data = swiss_roll(n, 3);
+    let graph = GraphSpec {
+        k: 16,
+        connect: Connect::Or,
+        sigma: Sigma::Adaptive,
+        threads: 2,
+    };
+    let l = Laplacian::from_knn(&knn(data.x.view(), 16, 2).expect("kNN"), &graph).expect("L");
+    let mut rng = seeded(4);
+    let a = Array2::from_shape_fn((n, n), |_| rng.random_range(-1.0..1.0));
+    let v = &a - &a.t();
+    let vs = v.as_slice().unwrap();
+    let mut lv = Array2::zeros((n, n));
+    let mut out = vec![0.0; n * n];
+    g.bench_function("blocked", |b| {
+        b.iter(|| {
+            antisymmetric_regulariser(&l, 0.5, vs, lv.as_slice_mut().unwrap(), &mut out);
+            black_box(out[1])
+        })
+    });
+    g.bench_function("plain", |b| {
+        b.iter(|| {
+            l.apply_rows(v.view(), lv.view_mut());
+            let lvs = lv.as_slice().unwrap();
+            for i in 0..n {
+                for j in 0..n {
+                    out[i * n + j] = 0.5 * (lvs[i * n + j] - lvs[j * n + i]);
+                }
+            }
+            black_box(out[1])
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, gradient, full_kr_regulariser);
 criterion_main!(benches);

@@ -30,6 +30,7 @@ use super::{
 };
 use crate::AlgoError;
 use crate::params::{self, Checked, ParamError};
+use crate::simd::{Isa, multiversion};
 use dyad_core::{Control, Flow, Observer, Rng, Schedule, Stepper, drive};
 use ndarray::{Array1, Array2, ArrayView2};
 use serde::{Deserialize, Serialize};
@@ -106,6 +107,100 @@ impl Checked for KernelRankConfig {
 }
 
 /// The full KR problem over antisymmetric `K` (row-major `n²` vector).
+/// Columns of `V` per block of the product `LV` (256 bytes of each row: a block of `V` and
+/// of `LV` together stay within a 1 MB L2 up to `n = 2,000`).
+const COL_BLOCK: usize = 32;
+/// Side of the square tiles of the antisymmetrisation.
+const TILE: usize = 16;
+
+/// `out = h (LV − (LV)ᵀ)` through `lv = LV`, for `n × n` row-major `v`. `LV` is formed in
+/// column blocks of [`COL_BLOCK`] (a block of `V`, `n × COL_BLOCK`, stays in cache while every
+/// row gathers its neighbours' rows from it), the antisymmetric part over pairs of square
+/// tiles of [`TILE`] (the transposed reads stay in cache). Every entry is computed by the same
+/// operations in the same order as `Laplacian::apply_rows` followed by a plain transpose would
+/// (tested bit for bit), and the pass is compiled per vector width ([`multiversion!`]):
+/// element-wise, so every width gives the same bits.
+#[inline(always)]
+fn reg_body<const W: u8>(v: &[f64], lv: &mut [f64], out: &mut [f64], l: &Laplacian, h: f64) {
+    let n = l.n();
+    let deg = l.degree();
+    for c0 in (0..n).step_by(COL_BLOCK) {
+        let c1 = (c0 + COL_BLOCK).min(n);
+        for i in 0..n {
+            let o = &mut lv[i * n + c0..i * n + c1];
+            let d = deg[i];
+            for (ov, &bv) in o.iter_mut().zip(&v[i * n + c0..i * n + c1]) {
+                *ov = d * bv;
+            }
+            let (cols, w) = l.row(i);
+            for (&j, &wij) in cols.iter().zip(w) {
+                let j = j as usize;
+                for (ov, &bv) in o.iter_mut().zip(&v[j * n + c0..j * n + c1]) {
+                    *ov -= wij * bv;
+                }
+            }
+        }
+    }
+    // Pairs of tiles (I, J), I ≤ J: `out[I, J] = h (A − Bᵀ)` and `out[J, I] = h (B − Aᵀ)` for
+    // `A = lv[I, J]`, `B = lv[J, I]`; the two transposes go through small buffers, so every
+    // read and write of `lv` and `out` runs along a row.
+    let mut ta = [0.0; TILE * TILE];
+    let mut tb = [0.0; TILE * TILE];
+    for i0 in (0..n).step_by(TILE) {
+        let i1 = (i0 + TILE).min(n);
+        for j0 in (i0..n).step_by(TILE) {
+            let j1 = (j0 + TILE).min(n);
+            let (hi, hj) = (i1 - i0, j1 - j0);
+            // ta[j][i] = A[i][j], tb[i][j] = B[j][i].
+            for i in 0..hi {
+                let row = &lv[(i0 + i) * n + j0..(i0 + i) * n + j1];
+                for (j, &a) in row.iter().enumerate() {
+                    ta[j * TILE + i] = a;
+                }
+            }
+            for j in 0..hj {
+                let row = &lv[(j0 + j) * n + i0..(j0 + j) * n + i1];
+                for (i, &b) in row.iter().enumerate() {
+                    tb[i * TILE + j] = b;
+                }
+            }
+            for i in 0..hi {
+                let row = (i0 + i) * n;
+                let (o, a) = (&mut out[row + j0..row + j1], &lv[row + j0..row + j1]);
+                for ((o, &a), &b) in o.iter_mut().zip(a).zip(&tb[i * TILE..i * TILE + hj]) {
+                    *o = h * (a - b);
+                }
+            }
+            for j in 0..hj {
+                let row = (j0 + j) * n;
+                let (o, b) = (&mut out[row + i0..row + i1], &lv[row + i0..row + i1]);
+                for ((o, &b), &a) in o.iter_mut().zip(b).zip(&ta[j * TILE..j * TILE + hi]) {
+                    *o = h * (b - a);
+                }
+            }
+        }
+    }
+}
+
+multiversion!(reg_pass, reg_body, (v: &[f64], lv: &mut [f64], out: &mut [f64], l: &Laplacian, h: f64) -> ());
+
+/// `out = h (LV − (LV)ᵀ)` for `n × n` row-major `v` (`lv` is scratch of the same size): the
+/// regulariser's operator of full KR, one per CG iteration (benches/tensor_rank.rs).
+pub fn antisymmetric_regulariser(
+    l: &Laplacian,
+    h: f64,
+    v: &[f64],
+    lv: &mut [f64],
+    out: &mut [f64],
+) {
+    let n2 = l.n() * l.n();
+    assert!(
+        v.len() == n2 && lv.len() == n2 && out.len() == n2,
+        "n x n buffers"
+    );
+    reg_pass(Isa::detect(), v, lv, out, l, h);
+}
+
 pub(crate) struct KrProblem {
     l: Laplacian,
     lambda: f64,
@@ -114,6 +209,7 @@ pub(crate) struct KrProblem {
     pairs: Vec<(usize, usize)>,
     n_above: usize,
     lv: RefCell<Array2<f64>>,
+    isa: Isa,
 }
 
 impl KrProblem {
@@ -126,6 +222,7 @@ impl KrProblem {
             pairs: train.iter().collect(),
             n_above: train.above.len(),
             lv: RefCell::new(Array2::zeros((n, n))),
+            isa: Isa::detect(),
         }
     }
 }
@@ -152,18 +249,12 @@ impl PairProblem for KrProblem {
             out[j * self.n + i] -= 0.5 * ck;
         }
     }
+    /// `λ (LV − (LV)ᵀ)/2`, the regulariser's operator on the antisymmetric subspace
+    /// ([`reg_pass`]).
     fn reg(&self, v: &[f64], out: &mut [f64]) {
-        let n = self.n;
         let mut lv = self.lv.borrow_mut();
-        let vv = ArrayView2::from_shape((n, n), v).expect("n x n");
-        self.l.apply_rows(vv, lv.view_mut());
-        let lvs = lv.as_slice().expect("standard layout");
-        let h = 0.5 * self.lambda;
-        for i in 0..n {
-            for j in 0..n {
-                out[i * n + j] = h * (lvs[i * n + j] - lvs[j * n + i]);
-            }
-        }
+        let lvs = lv.as_slice_mut().expect("standard layout");
+        reg_pass(self.isa, v, lvs, out, &self.l, 0.5 * self.lambda);
     }
     fn precondition(&self, w: &[f64], r: &[f64], z: &mut [f64]) {
         let n = self.n;
@@ -285,6 +376,46 @@ mod tests {
     use dyad_core::kendall::kendall_tau;
     use dyad_core::seeded;
     use rand::Rng as _;
+
+    #[test]
+    fn blocked_regulariser_equals_the_plain_product_and_transpose_bit_for_bit() {
+        // n = 150 is neither a multiple of the column block (128) nor of the tile (32).
+        let data = planted_classes(150, 3, 3, 7);
+        let spec = GraphSpec {
+            k: 6,
+            connect: Connect::Or,
+            sigma: Sigma::Adaptive,
+            threads: 1,
+        };
+        let l = Laplacian::from_knn(&knn(data.input.x.view(), 6, 1).unwrap(), &spec).unwrap();
+        let lambda = 0.3;
+        let p = KrProblem::new(l.clone(), lambda, &data.input.train);
+        let n = 150;
+        let mut rng = seeded(9);
+        let a = Array2::from_shape_fn((n, n), |_| rng.random_range(-1.0..1.0));
+        let v = &a - &a.t();
+        let mut lv = Array2::zeros((n, n));
+        l.apply_rows(v.view(), lv.view_mut());
+        let want = (&lv - &lv.t()) * (0.5 * lambda);
+        for isa in Isa::available() {
+            let mut got = vec![0.0; n * n];
+            let mut lv = vec![0.0; n * n];
+            reg_pass(
+                isa,
+                v.as_slice().unwrap(),
+                &mut lv,
+                &mut got,
+                &l,
+                0.5 * lambda,
+            );
+            for (g, w) in got.iter().zip(want.iter()) {
+                assert_eq!(g.to_bits(), w.to_bits(), "{isa:?}");
+            }
+        }
+        let mut got = vec![0.0; n * n];
+        p.reg(v.as_slice().unwrap(), &mut got);
+        assert_eq!(got, want.as_slice().unwrap());
+    }
 
     #[test]
     fn kr_gradient_matches_finite_differences_in_the_antisymmetric_subspace() {
