@@ -1533,10 +1533,9 @@ fn compute_layout(title: &str, panels: &[Panel<'_>], columns: Option<usize>) -> 
                 .collect();
             if whole.is_empty() && !plot.log_x {
                 // The nice steps skipped 1 (a range of about two): every integer.
-                let t: Vec<f64> = ((x0.ceil() as i64)..=(x1.floor() as i64))
-                    .map(|v| v as f64)
-                    .collect();
-                if (2..=12).contains(&t.len()) {
+                let (a, b) = (x0.ceil(), x1.floor());
+                if (1.0..=11.0).contains(&(b - a)) {
+                    let t: Vec<f64> = (0..=(b - a) as usize).map(|v| a + v as f64).collect();
                     let labels = linear_labels(&t, 1.0);
                     whole.push((t, labels));
                 }
