@@ -259,7 +259,7 @@ pub fn document(sections: &[Section<'_>], profile: Profile, previous: &Previous)
          or simulated data ({} claims; they check that the pipeline behaves, never confirm \
          the paper): {synthetic}. A comparison holds only when it exceeds the spread over \
          splits (paired t-test at 95 %). Percentages are mean ± SD over repeats; figure error \
-         bars are s.e.m.",
+         bars are s.e.m. unless the figure's title says otherwise.",
         git_commit(),
         sections.len(),
         synthetic.total()
