@@ -66,7 +66,8 @@ struct RunArgs {
     /// that has changed since: the report's warning) or `all` (e.g. timings on a quiet
     /// machine). The old cells wait in `<results>/cache/superseded/` until the new ones are
     /// stored; each is then compared with its replacement record by record, timings aside,
-    /// and deleted when the new cell reproduces all of it.
+    /// and deleted when the new cell reproduces all of it. With `--executor slurm` they are
+    /// moved aside at submission and listed in the manifest with the missing cells.
     #[arg(long, default_value = "missing")]
     recompute: Recompute,
 }
@@ -111,6 +112,11 @@ enum Command {
         /// under any scheduler (or `dyad cell <manifest> --all` locally).
         #[arg(long)]
         manifest: Option<PathBuf>,
+        /// With `--manifest`: also move these cached cells aside (`stale` or `all`, as for
+        /// `run`) and put them in the manifest; the task that computes one compares it with
+        /// the old cell.
+        #[arg(long, default_value = "missing", requires = "manifest")]
+        recompute: Recompute,
     },
     /// Compute cell `index` of a manifest (what one Slurm array task runs), or with `--all`
     /// every cell of it here.
@@ -207,13 +213,21 @@ fn real_main() -> Result<ExitCode> {
             executor: Executor::Slurm,
             array_limit,
             sbatch,
-        } => slurm_submit(&ws, &targets, run.profile, array_limit, &sbatch),
+        } => slurm_submit(&ws, &targets, &run, array_limit, &sbatch),
         Command::Plan {
             targets,
             profile,
             cells,
             manifest,
-        } => plan_cost(&ws, &targets, profile, cells, manifest.as_deref()),
+            recompute,
+        } => plan_cost(
+            &ws,
+            &targets,
+            profile,
+            cells,
+            manifest.as_deref(),
+            recompute,
+        ),
         Command::Cell {
             manifest,
             all: true,
@@ -222,6 +236,7 @@ fn real_main() -> Result<ExitCode> {
         } => {
             let s = dyad_harness::cluster::run_all(&manifest, threads.map(|t| t as usize))
                 .map_err(anyhow::Error::msg)?;
+            report_recomputed(&s.recomputed);
             eprintln!(
                 "cells: {} computed, {} by another run, {} failed",
                 s.computed,
@@ -243,6 +258,7 @@ fn real_main() -> Result<ExitCode> {
             let index = index.unwrap_or_default();
             let s = dyad_harness::cluster::run_cell(&manifest, index, threads.map(|t| t as usize))
                 .map_err(anyhow::Error::msg)?;
+            report_recomputed(&s.recomputed);
             eprintln!(
                 "cell {index}: {}",
                 if s.computed > 0 {
@@ -415,10 +431,12 @@ fn plan_cost(
     profile: Profile,
     cells: bool,
     manifest: Option<&std::path::Path>,
+    recompute: Recompute,
 ) -> Result<ExitCode> {
     let ctx = ws.data_context();
     let plans = ws.plan(&ws.select_specs(targets)?, profile, &ctx)?;
     if let Some(path) = manifest {
+        set_aside(ws, &plans, recompute)?;
         let m = dyad_harness::cluster::Manifest::missing(ws, targets, profile, &plans);
         m.write(path).map_err(anyhow::Error::msg)?;
         eprintln!("wrote {} ({} cells)", path.display(), m.cells.len());
@@ -485,6 +503,31 @@ fn plan_cost(
     Ok(ExitCode::SUCCESS)
 }
 
+/// Before a manifest is written: moves the cached cells `recompute` asks for aside, so that
+/// the manifest lists them with the missing ones (see [`dyad_harness::run::set_aside`]).
+fn set_aside(
+    ws: &Workspace,
+    plans: &[dyad_harness::plan::Plan],
+    recompute: Recompute,
+) -> Result<()> {
+    if recompute == Recompute::Missing {
+        return Ok(());
+    }
+    let (moved, failed) = dyad_harness::run::set_aside(plans, &ws.cache(), recompute);
+    eprintln!(
+        "moved {moved} cached cells aside to {} to compute them again: each task compares its \
+         cell with the old one (in its log), and any later `dyad run` compares what is left",
+        ws.cache().root().join("superseded").display()
+    );
+    if !failed.is_empty() {
+        for f in &failed {
+            eprintln!("FAILED {}: {}", f.cell, f.error);
+        }
+        bail!("{} cached cell(s) could not be moved aside", failed.len());
+    }
+    Ok(())
+}
+
 /// `sbatch --parsable` and its job id.
 fn sbatch(args: &[String]) -> Result<String> {
     let out = std::process::Command::new("sbatch")
@@ -513,13 +556,15 @@ fn sbatch(args: &[String]) -> Result<String> {
 fn slurm_submit(
     ws: &Workspace,
     targets: &[String],
-    profile: Profile,
+    run: &RunArgs,
     limit: usize,
     extra: &[String],
 ) -> Result<ExitCode> {
     use dyad_harness::cluster::{Manifest, slurm_scripts};
+    let profile = run.profile;
     let ctx = ws.data_context();
     let plans = ws.plan(&ws.select_specs(targets)?, profile, &ctx)?;
+    set_aside(ws, &plans, run.recompute)?;
     let m = Manifest::missing(ws, targets, profile, &plans);
     let _ = std::fs::create_dir_all(&ws.results);
     let _ = std::fs::write(ws.results.join("last-profile"), profile.as_str());

@@ -382,4 +382,44 @@ fn a_manifest_runs_cell_by_cell_and_status_follows() {
         status(&ws)
     );
     assert_eq!(ws.cached_cells().len(), 4);
+    // `--recompute all` with a manifest: the cached cells are moved aside and listed, and the
+    // task that computes one compares it with the old cell (identical: the old one is gone).
+    let again = ws.dir.path().join("again.json");
+    let out = ws.run(&[
+        "plan",
+        "--profile",
+        "quick",
+        "--manifest",
+        again.to_str().unwrap(),
+        "--recompute",
+        "all",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("moved 4 cached cells aside"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("wrote") && stderr(&out).contains("(4 cells)"));
+    let superseded = ws.results().join("cache/superseded");
+    let aside = || std::fs::read_dir(&superseded).map_or(0, |d| d.count());
+    assert_eq!(aside(), 4);
+    let out = ws.run(&["cell", again.to_str().unwrap(), "2"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("recomputed 1 cached cells: 1 identical"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(aside(), 3);
+    let out = ws.run(&["cell", again.to_str().unwrap(), "--all"]);
+    assert!(
+        stderr(&out).contains("recomputed 3 cached cells: 3 identical"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!((aside(), ws.cached_cells().len()), (0, 4));
+    // Without a manifest there is nothing to list the cells in.
+    let out = ws.run(&["plan", "--recompute", "all"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }

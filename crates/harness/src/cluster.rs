@@ -10,6 +10,9 @@
 //! `failed/<index>.txt` beside the manifest (removed when a later attempt succeeds); one
 //! killed mid-way leaves a claim that goes stale ([`crate::cache::STALE_AFTER`]) and is taken
 //! over by the next attempt. Resubmitting a manifest computes only what is still missing.
+//! Cells to compute again (`--recompute stale|all`) are moved aside before the manifest is
+//! written ([`crate::run::set_aside`]), so it lists them as missing; the task that computes
+//! one compares it with the old cell, as a local recomputation does.
 //!
 //! What the cache assumes of a shared file system (NFS v3+, Lustre, GPFS): atomic `rename`
 //! within a directory, atomic exclusive create (`O_CREAT | O_EXCL`), modification times that

@@ -379,6 +379,38 @@ impl Timings {
     }
 }
 
+/// Moves aside (to `cache/superseded/`) the cached cells of `plans` that `recompute` asks for,
+/// so that they are missing: what a cluster manifest is written from (`dyad plan --manifest
+/// --recompute`, `dyad reproduce --executor slurm --recompute`). The run that computes a cell
+/// again (`dyad cell`, or any later run) compares it with the old one, as a local
+/// `--recompute` does. Returns the number moved and, per cell that could not be moved, why.
+pub fn set_aside(plans: &[Plan], cache: &Cache, recompute: Recompute) -> (usize, Vec<Failure>) {
+    let mut seen = std::collections::BTreeSet::new();
+    let (mut moved, mut failed) = (0, Vec::new());
+    for p in plans {
+        for (ci, c) in p.cells.iter().enumerate() {
+            if !seen.insert(&c.key) {
+                continue;
+            }
+            let Some(old) = cache.get(&c.key) else {
+                continue;
+            };
+            if !again_wanted(recompute, &c.code, &old.code) {
+                continue;
+            }
+            match cache.supersede(&c.key) {
+                Ok(_) => moved += 1,
+                Err(e) => failed.push(Failure {
+                    experiment: p.spec.id.clone(),
+                    cell: describe(p, ci),
+                    error: format!("moving the cached cell aside to recompute it: {e}"),
+                }),
+            }
+        }
+    }
+    (moved, failed)
+}
+
 fn again_wanted(
     recompute: Recompute,
     now: &BTreeMap<String, String>,
