@@ -160,6 +160,12 @@ pub fn judge(res: &ExperimentResults<'_>, claim: &Claim) -> Outcome {
             ),
         );
     }
+    if let Some(p) = claim.profile.filter(|&p| p != res.plan.profile) {
+        return outcome(
+            Verdict::NotComparable,
+            format!("judged at the `{p}` profile only"),
+        );
+    }
     let datasets = covered(res, claim);
     let synthetic: Vec<&str> = datasets
         .iter()
@@ -177,6 +183,7 @@ pub fn judge(res: &ExperimentResults<'_>, claim: &Claim) -> Outcome {
         ClaimKind::PeakWithin => peak_within(res, claim, &datasets),
         ClaimKind::SlopeWithin => slope_within(res, claim, &datasets),
         ClaimKind::ValueWithin => value_within(res, claim, &datasets),
+        ClaimKind::Correlated => correlated(res, claim, &datasets),
     };
     match computed {
         Err(e) => outcome(Verdict::NotComparable, e),
@@ -512,6 +519,58 @@ fn value_within(
             st.n,
             bound(lo),
             bound(hi)
+        ));
+    }
+    Ok((verdict, parts.join("; ")))
+}
+
+/// `correlated`: per data set, the Pearson r of `solver`'s and `versus`'s per-coordinate
+/// means (coordinate `over`, paired by value, the means over repeats, as the `correlate`
+/// table shows them) in `range`. It is a descriptive statistic of the means, so there is no
+/// "not distinguishable": in range or not.
+fn correlated(
+    res: &ExperimentResults<'_>,
+    claim: &Claim,
+    datasets: &[&str],
+) -> Result<(Verdict, String), String> {
+    let [lo, hi] = claim.range.unwrap_or([f64::NEG_INFINITY, f64::INFINITY]);
+    let over = claim
+        .over
+        .as_deref()
+        .ok_or("`correlated` needs `over`, the coordinate that pairs the values")?;
+    let versus = claim.versus.as_deref().unwrap_or(&claim.solver);
+    let (a, b) = (one_solver(res, &claim.solver)?, one_solver(res, versus)?);
+    let x = crate::spec::XAxis::Named(over.to_string());
+    let mut verdict = Verdict::Holds;
+    let mut parts = Vec::new();
+    for d in datasets {
+        let di = res
+            .plan
+            .datasets
+            .iter()
+            .position(|x| x.id == *d)
+            .ok_or(format!("no data set `{d}`"))?;
+        let means = |si: usize| -> std::collections::BTreeMap<u64, f64> {
+            res.curve(di, si, &claim.set, &claim.metric, &x, claim.k)
+                .into_iter()
+                .map(|p| (p.x.to_bits(), p.y.mean))
+                .collect()
+        };
+        let (ma, mb) = (means(a), means(b));
+        let (u, v): (Vec<f64>, Vec<f64>) = ma
+            .iter()
+            .filter_map(|(k, &u)| mb.get(k).map(|&v| (u, v)))
+            .unzip();
+        let c = dyad_core::auc::pearson(&u, &v).ok_or(format!(
+            "fewer than three `{over}` values of `{}` on `{d}` that both solvers have",
+            claim.metric
+        ))?;
+        if !(lo..=hi).contains(&c.r) {
+            verdict = Verdict::DoesNotHold;
+        }
+        parts.push(format!(
+            "{d}: r = {:.3} over {} {over} values (range {} .. {})",
+            c.r, c.n, lo, hi
         ));
     }
     Ok((verdict, parts.join("; ")))

@@ -478,7 +478,7 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
             }
         }
     }
-    check_names(spec, &datasets, &solvers)?;
+    check_names(spec, profile, &datasets, &solvers)?;
 
     let task_fp = fingerprint(task.sources());
     let mut plan = Plan {
@@ -588,6 +588,7 @@ pub fn rekey(plan: &mut Plan) {
 /// the spec; a plot's x axis must be one the task has.
 fn check_names(
     spec: &LoadedSpec,
+    profile: Profile,
     datasets: &[DatasetInstance],
     solvers: &[SolverInstance],
 ) -> Result<(), SpecError> {
@@ -666,6 +667,9 @@ fn check_names(
     };
     for (i, c) in s.claims.iter().enumerate() {
         let i = i.to_string();
+        if c.profile.is_some_and(|p| p != profile) {
+            continue;
+        }
         if !(c.kind == crate::spec::ClaimKind::SlopeWithin && grid_over(&c.solver, &c.x_param)) {
             one_solver(&["claims", &i, "solver"], &c.solver)?;
         }

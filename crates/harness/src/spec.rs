@@ -547,6 +547,10 @@ pub enum ClaimKind {
     Better,
     /// `solver` and `versus` are within `tolerance` of each other everywhere `greater` looks.
     Close,
+    /// The Pearson correlation of `solver`'s and `versus`'s per-coordinate means of the
+    /// metric (coordinate `over`, e.g. one value per category), on every covered data set,
+    /// lies in `range` (e.g. per-category AUCs of two dictionary sizes, Table S1).
+    Correlated,
     /// Our value is within `tolerance` of every matching reference number.
     Near,
     /// The step where the mean metric peaks lies in `range`.
@@ -610,6 +614,13 @@ pub struct Claim {
     /// verdict is "not comparable".
     #[serde(default)]
     pub needs_real_data: bool,
+    /// `correlated`: the coordinate that pairs the two solvers' values (`category`).
+    #[serde(default)]
+    pub over: Option<String>,
+    /// Judged at this profile only (it names solvers only that profile has, e.g. a grid value
+    /// of the paper's); elsewhere "not comparable", and its names are not checked.
+    #[serde(default)]
+    pub profile: Option<crate::profile::Profile>,
 }
 
 /// An expectation band checked by `dyad check`.
@@ -1152,6 +1163,9 @@ impl LoadedSpec {
                 ClaimKind::PeakWithin => c.range.is_some(),
                 ClaimKind::SlopeWithin => c.range.is_some() && c.x_param.is_some(),
                 ClaimKind::ValueWithin => c.range.is_some(),
+                ClaimKind::Correlated => {
+                    c.versus.is_some() && c.range.is_some() && c.over.is_some()
+                }
             };
             if !ok {
                 return Err(self.error_at_key(
@@ -1167,6 +1181,7 @@ impl LoadedSpec {
                             ClaimKind::PeakWithin => "range",
                             ClaimKind::SlopeWithin => "range` and `x_param",
                             ClaimKind::ValueWithin => "range",
+                            ClaimKind::Correlated => "versus`, `range` and `over",
                         }
                     ),
                 ));

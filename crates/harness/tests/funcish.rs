@@ -358,3 +358,118 @@ params = {{ {params} }}
     let e = plan("wrods = 10").unwrap_err();
     assert!(e.contains("wrods"), "{e}");
 }
+
+/// Table S1 as a claim: `correlated` judges the Pearson r of two solvers' per-category mean
+/// AUCs (computed here by hand from the records), and a claim naming a solver only the paper
+/// profile has is accepted at the quick profile and not judged there.
+#[test]
+fn a_correlated_claim_judges_per_category_aucs_of_two_dictionaries() {
+    let claims = r#"
+[[claims]]
+id = "r-in"
+text = "per-category AUCs agree across K"
+kind = "correlated"
+metric = "category_auc"
+over = "category"
+solver = "FuncISH"
+versus = "small"
+range = [RANGE]
+
+[[claims]]
+id = "r-negative"
+text = "per-category AUCs disagree"
+kind = "correlated"
+metric = "category_auc"
+over = "category"
+solver = "FuncISH"
+versus = "small"
+range = [-1.0, 0.0]
+
+[[claims]]
+id = "paper-only"
+text = "K = 1,000 agrees with K = 10"
+kind = "correlated"
+metric = "category_auc"
+over = "category"
+solver = "FuncISH (words=1000)"
+versus = "small"
+range = [0.5, 1.0]
+profile = "paper"
+"#;
+    let spec = |range: &str| {
+        format!(
+            "{}\n[[solvers]]\nname = \"funcish-lr\"\nlabel = \"small\"\nparams = {{ permutations = 0, words = 10 }}\n{}",
+            function_spec().replace("permutations = 50", "permutations = 0"),
+            claims.replace("RANGE", range)
+        )
+    };
+    let f = fixture(&spec("-1.0, 1.0"));
+    let plans = run(&f.ws, 2);
+    let res = ExperimentResults::load(&plans[0], &f.ws.cache());
+    // The same r by hand: per-category means (one repeat), paired by category.
+    let per_category = |solver: &str| -> std::collections::BTreeMap<u64, f64> {
+        let si = plans[0]
+            .solvers
+            .iter()
+            .position(|s| s.label == solver)
+            .unwrap();
+        res.cells
+            .iter()
+            .zip(&plans[0].cells)
+            .filter(|(_, c)| c.solver == si)
+            .flat_map(|(r, _)| r.as_ref().unwrap().records.iter())
+            .filter(|r| r.metric == "category_auc" && r.set == "test")
+            .map(|r| (r.coord.as_ref().unwrap().value.to_bits(), r.value))
+            .collect()
+    };
+    let (a, b) = (per_category("FuncISH"), per_category("small"));
+    let pairs: Vec<(f64, f64)> = a
+        .iter()
+        .filter_map(|(k, &x)| b.get(k).map(|&y| (x, y)))
+        .collect();
+    assert!(pairs.len() > 10, "{} categories", pairs.len());
+    let n = pairs.len() as f64;
+    let (mx, my) = (
+        pairs.iter().map(|p| p.0).sum::<f64>() / n,
+        pairs.iter().map(|p| p.1).sum::<f64>() / n,
+    );
+    let cov: f64 = pairs.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let vx: f64 = pairs.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let vy: f64 = pairs.iter().map(|p| (p.1 - my).powi(2)).sum();
+    let r = cov / (vx * vy).sqrt();
+    assert!(r > 0.0 && r < 1.0, "r = {r}");
+    use dyad_harness::claims::Verdict;
+    let o = common::judge_claim(&plans[0], &res, "r-in");
+    assert_eq!(o.verdict, Verdict::Holds, "{}", o.detail);
+    assert!(
+        o.detail
+            .contains(&format!("r = {r:.3} over {} category", pairs.len())),
+        "{} (by hand {r})",
+        o.detail
+    );
+    assert_eq!(
+        common::judge_claim(&plans[0], &res, "r-negative").verdict,
+        Verdict::DoesNotHold
+    );
+    let o = common::judge_claim(&plans[0], &res, "paper-only");
+    assert_eq!(o.verdict, Verdict::NotComparable);
+    assert!(o.detail.contains("`paper` profile only"), "{}", o.detail);
+    // A range just above the computed r: does not hold.
+    let g = fixture(&spec(&format!("{}, 1.0", r + 1e-3)));
+    let plans = run(&g.ws, 2);
+    let res = ExperimentResults::load(&plans[0], &g.ws.cache());
+    assert_eq!(
+        common::judge_claim(&plans[0], &res, "r-in").verdict,
+        Verdict::DoesNotHold
+    );
+    // `correlated` without `over` is a spec error naming it.
+    let bad = fixture(&spec("-1.0, 1.0").replace(
+        "over = \"category\"\nsolver = \"FuncISH\"\nversus = \"small\"\nrange = [-1.0, 1.0]",
+        "solver = \"FuncISH\"\nversus = \"small\"\nrange = [-1.0, 1.0]",
+    ));
+    let err = bad.ws.select_specs(&[]).err().unwrap().to_string();
+    assert!(
+        err.contains("claim `r-in`") && err.contains("over"),
+        "{err}"
+    );
+}
