@@ -420,6 +420,14 @@ fn verdict_of(ok: bool) -> Verdict {
 }
 
 /// The index of the one solver a claim names (by label, else registry name).
+fn dataset_index(res: &ExperimentResults<'_>, id: &str) -> Result<usize, String> {
+    res.plan
+        .datasets
+        .iter()
+        .position(|x| x.id == id)
+        .ok_or(format!("no data set `{id}`"))
+}
+
 fn one_solver(res: &ExperimentResults<'_>, name: &str) -> Result<usize, String> {
     match res.solvers_named(name).as_slice() {
         &[si] => Ok(si),
@@ -437,12 +445,7 @@ fn peak_within(
     let mut ok = true;
     let mut parts = Vec::new();
     for d in datasets {
-        let di = res
-            .plan
-            .datasets
-            .iter()
-            .position(|x| x.id == *d)
-            .ok_or(format!("no data set `{d}`"))?;
+        let di = dataset_index(res, d)?;
         let curve = res.curve(di, si, &claim.set, &claim.metric, &XAxis::Step, claim.k);
         let metric = res.plan.metric(&claim.metric);
         let peak = curve
@@ -544,12 +547,7 @@ fn correlated(
     let mut verdict = Verdict::Holds;
     let mut parts = Vec::new();
     for d in datasets {
-        let di = res
-            .plan
-            .datasets
-            .iter()
-            .position(|x| x.id == *d)
-            .ok_or(format!("no data set `{d}`"))?;
+        let di = dataset_index(res, d)?;
         let means = |si: usize| -> std::collections::BTreeMap<u64, f64> {
             res.curve(di, si, &claim.set, &claim.metric, &x, claim.k)
                 .into_iter()
