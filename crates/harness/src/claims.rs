@@ -419,7 +419,7 @@ fn verdict_of(ok: bool) -> Verdict {
     }
 }
 
-/// The index of the one solver a claim names (by label, else registry name).
+/// The index of the data set with this id.
 fn dataset_index(res: &ExperimentResults<'_>, id: &str) -> Result<usize, String> {
     res.plan
         .datasets
@@ -428,6 +428,7 @@ fn dataset_index(res: &ExperimentResults<'_>, id: &str) -> Result<usize, String>
         .ok_or(format!("no data set `{id}`"))
 }
 
+/// The index of the one solver a claim names (by label, else registry name).
 fn one_solver(res: &ExperimentResults<'_>, name: &str) -> Result<usize, String> {
     match res.solvers_named(name).as_slice() {
         &[si] => Ok(si),
@@ -548,17 +549,8 @@ fn correlated(
     let mut parts = Vec::new();
     for d in datasets {
         let di = dataset_index(res, d)?;
-        let means = |si: usize| -> std::collections::BTreeMap<u64, f64> {
-            res.curve(di, si, &claim.set, &claim.metric, &x, claim.k)
-                .into_iter()
-                .map(|p| (p.x.to_bits(), p.y.mean))
-                .collect()
-        };
-        let (ma, mb) = (means(a), means(b));
-        let (u, v): (Vec<f64>, Vec<f64>) = ma
-            .iter()
-            .filter_map(|(k, &u)| mb.get(k).map(|&v| (u, v)))
-            .unzip();
+        let means = |si| res.coordinate_means(di, si, &claim.set, &claim.metric, &x, claim.k);
+        let (u, v) = crate::results::paired(&means(a), &means(b));
         let c = dyad_core::auc::pearson(&u, &v).ok_or(format!(
             "fewer than three `{over}` values of `{}` on `{d}` that both solvers have",
             claim.metric

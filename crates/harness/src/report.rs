@@ -575,14 +575,9 @@ fn correlation_tables(
         .enumerate()
         .filter(|(_, d)| t.datasets.is_empty() || t.datasets.contains(&d.id))
         .map(|(di, d)| {
-            let series: Vec<std::collections::BTreeMap<u64, f64>> = columns
+            let series: Vec<_> = columns
                 .iter()
-                .map(|&c| {
-                    res.curve(di, c, &t.set, &row.metric, &x, row.k)
-                        .into_iter()
-                        .map(|p| (p.x.to_bits(), p.y.mean))
-                        .collect()
-                })
+                .map(|&c| res.coordinate_means(di, c, &t.set, &row.metric, &x, row.k))
                 .collect();
             let mut head = vec![format!(
                 "{}{}: r of {}",
@@ -599,10 +594,7 @@ fn correlation_tables(
                 .map(|i| {
                     let mut cells = vec![plan.solvers[columns[i]].label.clone()];
                     for j in 0..columns.len() {
-                        let (a, b): (Vec<f64>, Vec<f64>) = series[i]
-                            .iter()
-                            .filter_map(|(k, &v)| series[j].get(k).map(|&w| (v, w)))
-                            .unzip();
+                        let (a, b) = crate::results::paired(&series[i], &series[j]);
                         let ours = dyad_core::auc::pearson(&a, &b)
                             .map_or("—".to_string(), |c| format!("{:.3} (n={})", c.r, c.n));
                         let paper = t

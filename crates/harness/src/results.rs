@@ -311,6 +311,23 @@ impl<'a> ExperimentResults<'a> {
         Ok(values)
     }
 
+    /// The mean over repeats of `metric` at each value of the named coordinate `x` (one per
+    /// category, say), keyed by the value's bits: what [`paired`] matches across solvers.
+    pub fn coordinate_means(
+        &self,
+        di: usize,
+        si: usize,
+        set: &str,
+        metric: &str,
+        x: &XAxis,
+        k: Option<u32>,
+    ) -> std::collections::BTreeMap<u64, f64> {
+        self.curve(di, si, set, metric, x, k)
+            .into_iter()
+            .map(|p| (p.x.to_bits(), p.y.mean))
+            .collect()
+    }
+
     /// A curve of `metric` on `set` against `x`, averaged over repeats (points present in
     /// every cached repeat only). For `x = k`, each repeat's last step is used. For a named
     /// x, the records' coordinate of that name, or else the metric of that name recorded at
@@ -746,6 +763,17 @@ pub fn number(v: &toml::Value) -> Option<f64> {
         toml::Value::Float(f) => Some(*f),
         _ => None,
     }
+}
+
+/// The values of two [`ExperimentResults::coordinate_means`] at the coordinates both have, in
+/// coordinate order.
+pub fn paired(
+    a: &std::collections::BTreeMap<u64, f64>,
+    b: &std::collections::BTreeMap<u64, f64>,
+) -> (Vec<f64>, Vec<f64>) {
+    a.iter()
+        .filter_map(|(k, &u)| b.get(k).map(|&v| (u, v)))
+        .unzip()
 }
 
 #[cfg(test)]
