@@ -20,8 +20,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Once, OnceLock};
 
-/// Colours by solver index (the papers' figures use distinct hues per method).
-const PALETTE: [RGBColor; 8] = [
+/// Distinct hues (the papers' figures use one per method): Tableau's ten, then two more.
+/// A plot's drawn solvers take them in spec order ([`Colours`]).
+const PALETTE: [RGBColor; 12] = [
     RGBColor(0xd6, 0x27, 0x28),
     RGBColor(0x1f, 0x77, 0xb4),
     RGBColor(0x2c, 0xa0, 0x2c),
@@ -30,7 +31,61 @@ const PALETTE: [RGBColor; 8] = [
     RGBColor(0x8c, 0x56, 0x4b),
     RGBColor(0xe3, 0x77, 0xc2),
     RGBColor(0x17, 0xbe, 0xcf),
+    RGBColor(0x7f, 0x7f, 0x7f),
+    RGBColor(0xbc, 0xbd, 0x22),
+    RGBColor(0x39, 0x3b, 0x79),
+    RGBColor(0xe7, 0xba, 0x52),
 ];
+
+/// The colour of each solver of a plot: the solvers the plot draws take consecutive palette
+/// entries in spec order, one per drawn solver (or one per series, where a grid's instances
+/// are drawn as one series), so no two drawn solvers share a colour while the palette lasts
+/// (a spec drawing more than [`PALETTE`]'s twelve wraps round), and a solver has the same
+/// colour in every panel of the plot. Overlays and other evaluated sets take the entries
+/// after the solvers'.
+struct Colours {
+    slot: Vec<usize>,
+    used: usize,
+}
+
+impl Colours {
+    fn new(plan: &crate::plan::Plan, plot: &PlotSpec, by_series: bool) -> Self {
+        let mut seen: Vec<&str> = Vec::new();
+        let mut slot = Vec::with_capacity(plan.solvers.len());
+        for sv in &plan.solvers {
+            if !solver_drawn(plot, sv) {
+                slot.push(0);
+                continue;
+            }
+            let key = if by_series {
+                sv.series.as_str()
+            } else {
+                sv.label.as_str()
+            };
+            slot.push(match seen.iter().position(|k| *k == key) {
+                Some(i) if by_series => i,
+                _ => {
+                    seen.push(key);
+                    seen.len() - 1
+                }
+            });
+        }
+        Colours {
+            slot,
+            used: seen.len(),
+        }
+    }
+
+    /// Solver `si`'s colour, shifted by `shade` entries (other evaluated sets).
+    fn solver(&self, si: usize, shade: usize) -> RGBColor {
+        PALETTE[(self.slot[si] + shade) % PALETTE.len()]
+    }
+
+    /// The colour of the plot's `i`-th overlay, after every drawn solver's.
+    fn overlay(&self, i: usize) -> RGBColor {
+        PALETTE[(self.used + i) % PALETTE.len()]
+    }
+}
 
 /// The embedded DejaVu Sans, registered under [`FONT`] for plotters' rasteriser.
 fn register_fonts() {
@@ -98,6 +153,7 @@ fn panels<'p>(res: &ExperimentResults<'_>, plot: &'p PlotSpec) -> Vec<Panel<'p>>
     if let Some(versus) = &plot.scatter_versus {
         return scatter_panels(res, plot, &sets, versus);
     }
+    let colours = Colours::new(plan, plot, plot.envelope);
     plan.datasets
         .iter()
         .enumerate()
@@ -192,7 +248,7 @@ fn panels<'p>(res: &ExperimentResults<'_>, plot: &'p PlotSpec) -> Vec<Panel<'p>>
                     let shade = if evaluated { 0 } else { seti };
                     series.push(Series {
                         name,
-                        color: PALETTE[(si + shade) % PALETTE.len()],
+                        color: colours.solver(si, shade),
                         dashed: set == "train" || set == "validation" || relative == Some(si),
                         scatter: false,
                         points,
@@ -239,6 +295,7 @@ fn scatter_panels<'p>(
     else {
         return Vec::new();
     };
+    let colours = Colours::new(plan, plot, false);
     plan.datasets
         .iter()
         .enumerate()
@@ -272,7 +329,7 @@ fn scatter_panels<'p>(
                             } else {
                                 sv.label.clone()
                             },
-                            color: PALETTE[si % PALETTE.len()],
+                            color: colours.solver(si, 0),
                             dashed: false,
                             points,
                             scatter: true,
@@ -417,6 +474,7 @@ fn param_panel<'p>(
 ) -> Panel<'p> {
     let plan = res.plan;
     let set = sets.iter().find(|s| *s == "test").unwrap_or(&sets[0]);
+    let colours = Colours::new(plan, plot, true);
     let mut series = Vec::new();
     // Instances of one spec solver whose grid sets the parameter (LORETA at ranks 10 ...
     // 400) form one series per data set, in the colour of its first instance.
@@ -465,7 +523,7 @@ fn param_panel<'p>(
         points.sort_by(|a, b| a.x.total_cmp(&b.x));
         series.push(Series {
             name,
-            color: PALETTE[si % PALETTE.len()],
+            color: colours.solver(si, 0),
             dashed: false,
             scatter: false,
             points,
@@ -496,7 +554,7 @@ fn param_panel<'p>(
                 };
                 series.push(Series {
                     name,
-                    color: PALETTE[si % PALETTE.len()],
+                    color: colours.solver(si, 0),
                     dashed: true,
                     scatter: false,
                     points: vec![p, CurvePoint { x: hi, ..p }],
@@ -519,7 +577,7 @@ fn param_panel<'p>(
         };
         series.push(Series {
             name,
-            color: PALETTE[si % PALETTE.len()],
+            color: colours.solver(si, 0),
             dashed: false,
             scatter: false,
             points,
@@ -532,7 +590,7 @@ fn param_panel<'p>(
         series.extend(points.map(|points| reference(r, points)));
     }
     for (oi, o) in plot.overlays.iter().enumerate() {
-        let color = PALETTE[(plan.solvers.len() + oi) % PALETTE.len()];
+        let color = colours.overlay(oi);
         let mut points: Vec<CurvePoint> = o
             .points
             .iter()

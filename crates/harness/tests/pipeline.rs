@@ -1333,6 +1333,62 @@ fn a_solver_grid_parameter_can_be_the_x_axis() {
 }
 
 #[test]
+fn the_solvers_a_plot_draws_have_distinct_colours() {
+    // Ten OASIS instances and Euclidean: eleven drawn solvers, eleven colours (a palette
+    // indexed by solver position modulo 8 gave instances 1 and 9 one colour). A plot drawing
+    // only the first and the ninth instance gives them the first two colours.
+    let spec = SPEC
+        .replace(
+            "params = { c = 0.1 }",
+            "grid = { c = [0.01, 0.02, 0.03, 0.05, 0.07, 0.1, 0.2, 0.3, 0.5, 0.7] }",
+        )
+        .replace("solver = \"oasis\"", "solver = \"OASIS (c=0.1)\"")
+        .replace(
+            "checkpoints = { max = 400, every = 200 }",
+            "checkpoints = { max = 40, every = 20 }",
+        )
+        .replace("repeats = 2", "repeats = 1")
+        .replace(
+            "[[plots]]\nid = \"prec\"",
+            "[[plots]]\nid = \"two\"\ntitle = \"two\"\nx = \"step\"\nmetric = \"map\"\nsets = [\"test\"]\nsolvers = [\"OASIS (c=0.01)\", \"OASIS (c=0.5)\"]\nx_label = \"steps\"\ny_label = \"mAP\"\n\n[[plots]]\nid = \"prec\"",
+        );
+    let f = fixture(&spec);
+    let (plans, s) = plan_and_run(&f.ws, 2);
+    assert!(s.ok(), "{:?}", s.failed);
+    let res = ExperimentResults::load(&plans[0], &f.ws.cache());
+    let entries = |id: &str| {
+        let plot = plans[0]
+            .spec
+            .spec
+            .plots
+            .iter()
+            .find(|p| p.id == id)
+            .unwrap();
+        dyad_harness::plots::layout(&res, plot)
+            .legend
+            .unwrap()
+            .entries
+    };
+    // The step plot draws train (dashed) and test of each solver: one colour per solver.
+    let all = entries("map");
+    assert_eq!(all.len(), 22);
+    let mut colours: Vec<(u8, u8, u8)> =
+        all.iter().filter(|e| !e.dashed).map(|e| e.color).collect();
+    assert_eq!(colours.len(), 11);
+    colours.sort();
+    colours.dedup();
+    assert_eq!(colours.len(), 11, "{colours:?}");
+    let pair: Vec<(u8, u8, u8)> = entries("two").iter().map(|e| e.color).collect();
+    let first_two: Vec<(u8, u8, u8)> = all
+        .iter()
+        .filter(|e| !e.dashed)
+        .take(2)
+        .map(|e| e.color)
+        .collect();
+    assert_eq!(pair, first_two);
+}
+
+#[test]
 fn a_plot_traces_one_k_of_precision_against_steps() {
     // With `precision_at_every_checkpoint`, precision@k is recorded at every checkpoint; a
     // step plot with `k` draws that k's trace (and only it), matching the selected records.
