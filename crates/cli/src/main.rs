@@ -70,11 +70,22 @@ struct RunArgs {
     /// moved aside at submission and listed in the manifest with the missing cells.
     #[arg(long, default_value = "missing")]
     recompute: Recompute,
+    /// `local` (this process) or `slurm` (a job array over the shared cache, then a dependent
+    /// job that writes the tables, figures and report).
+    #[arg(long, default_value = "local")]
+    executor: Executor,
+    /// Slurm: at most this many array tasks at once (`--array=0-N%limit`; 0: no limit).
+    #[arg(long, default_value_t = 0)]
+    array_limit: usize,
+    /// Slurm: options for `sbatch` (after `--`: `-- --partition=cpu --time=2:00:00`).
+    #[arg(last = true)]
+    sbatch: Vec<String>,
 }
 
 #[derive(Subcommand)]
 enum Command {
     /// Run experiment specs (files, or ids like `oasis/fig5`), then write their tables and figures.
+    /// With `--executor slurm`, submit their missing cells as a Slurm job array instead.
     Run {
         #[arg(required = true)]
         specs: Vec<String>,
@@ -88,16 +99,6 @@ enum Command {
         targets: Vec<String>,
         #[command(flatten)]
         run: RunArgs,
-        /// `local` (this process) or `slurm` (a job array over the shared cache, then a
-        /// dependent report job).
-        #[arg(long, default_value = "local")]
-        executor: Executor,
-        /// Slurm: at most this many array tasks at once (`--array=0-N%limit`; 0: no limit).
-        #[arg(long, default_value_t = 0)]
-        array_limit: usize,
-        /// Slurm: options for `sbatch`.
-        #[arg(last = true)]
-        sbatch: Vec<String>,
     },
     /// The cells a reproduction would compute and an estimate of their CPU time from the
     /// cached timings of similar cells.
@@ -200,20 +201,13 @@ fn real_main() -> Result<ExitCode> {
             .unwrap_or_else(data::DataContext::default_data_dir),
     };
     match cli.command {
+        Command::Run { specs, run }
+        | Command::Reproduce {
+            targets: specs,
+            run,
+        } if run.executor == Executor::Slurm => slurm_submit(&ws, &specs, &run),
         Command::Run { specs, run } => run_and_write(&ws, &specs, &run, false),
-        Command::Reproduce {
-            targets,
-            run,
-            executor: Executor::Local,
-            ..
-        } => run_and_write(&ws, &targets, &run, true),
-        Command::Reproduce {
-            targets,
-            run,
-            executor: Executor::Slurm,
-            array_limit,
-            sbatch,
-        } => slurm_submit(&ws, &targets, &run, array_limit, &sbatch),
+        Command::Reproduce { targets, run } => run_and_write(&ws, &targets, &run, true),
         Command::Plan {
             targets,
             profile,
@@ -553,13 +547,8 @@ fn sbatch(args: &[String]) -> Result<String> {
         .to_string())
 }
 
-fn slurm_submit(
-    ws: &Workspace,
-    targets: &[String],
-    run: &RunArgs,
-    limit: usize,
-    extra: &[String],
-) -> Result<ExitCode> {
+fn slurm_submit(ws: &Workspace, targets: &[String], run: &RunArgs) -> Result<ExitCode> {
+    let (limit, extra) = (run.array_limit, &run.sbatch);
     use dyad_harness::cluster::{Manifest, slurm_scripts};
     let profile = run.profile;
     let ctx = ws.data_context();

@@ -1,9 +1,10 @@
 //! `dyad reproduce --executor slurm` on a real Slurm cluster (`just slurm-up` starts a
 //! one-node one): the OASIS quick profile (or `$DYAD_SLURM_TARGETS`) is submitted as a job
 //! array, one running task is cancelled, the jobs drain, `dyad status` shows what is missing,
-//! a resubmission computes exactly that, and the tables equal a local run's apart from
-//! timings (the local run's tables are `$DYAD_SLURM_COMPARE_WITH` when set — CI points it at
-//! the quick profile `just check` has just computed — else the test runs it).
+//! a resubmission (`dyad run --executor slurm`) computes exactly that, and the tables equal a
+//! local run's apart from timings (the local run's tables are `$DYAD_SLURM_COMPARE_WITH` when
+//! set — CI points it at the quick profile `just check` has just computed — else the test
+//! runs it).
 //!
 //! It takes as long as the profile it submits (minutes), so it runs only when asked:
 //! `DYAD_SLURM_TEST=1` or `DYAD_REQUIRE_SLURM=1` (`just slurm-test`; CI). Without a cluster
@@ -74,9 +75,10 @@ fn is_empty(q: &Queue) -> bool {
     q.tasks.is_empty() && q.jobs.is_empty()
 }
 
-/// Submit, returning the manifest and the (array, report) job ids.
-fn submit(results: &Path, targets: &[String]) -> (PathBuf, Vec<String>) {
-    let mut args = vec!["reproduce"];
+/// Submit with `command` (`reproduce` or `run`), returning the manifest and the (array,
+/// report) job ids.
+fn submit(results: &Path, command: &str, targets: &[String]) -> (PathBuf, Vec<String>) {
+    let mut args = vec![command];
     args.extend(targets.iter().map(String::as_str));
     args.extend([
         "--profile",
@@ -193,7 +195,7 @@ fn oasis_quick_profile_as_a_job_array_survives_a_killed_task() {
     let limit = Duration::from_secs(30 * 60);
 
     // 1. Submit; cancel the first task seen running.
-    let (manifest, jobs) = submit(&results, &targets);
+    let (manifest, jobs) = submit(&results, "reproduce", &targets);
     let n = manifest_cells(&manifest);
     assert!(n > 1, "{n} cells to compute");
     let t0 = Instant::now();
@@ -230,8 +232,9 @@ fn oasis_quick_profile_as_a_job_array_survives_a_killed_task() {
         "the cancelled cell is missing, nothing is queued:\n{text}"
     );
 
-    // 3. Resubmit: exactly the missing cells; then everything is done.
-    let (again, jobs2) = submit(&results, &targets);
+    // 3. Resubmit (with `run`, which submits the same way): exactly the missing cells; then
+    // everything is done.
+    let (again, jobs2) = submit(&results, "run", &targets);
     assert_eq!(manifest_cells(&again), n - done, "resubmission");
     wait_gone(&jobs2, limit);
     let out = dyad(&results, &["status", again.to_str().unwrap()]);
