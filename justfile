@@ -39,6 +39,10 @@ build:
 slurm-up:
     bash scripts/slurm-up.sh
 
+# Stop that cluster's daemons (queued and running jobs are dropped; their cells stay missing).
+slurm-down:
+    bash scripts/slurm-down.sh
+
 # The Slurm test against a running cluster: the OASIS quick profile as a job array, one task
 # killed, resubmitted, tables compared with the local quick run in results/tables/quick.
 slurm-test: build
