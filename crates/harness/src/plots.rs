@@ -41,8 +41,8 @@ const PALETTE: [RGBColor; 12] = [
 /// entries in spec order, one per drawn solver (or one per series, where a grid's instances
 /// are drawn as one series), so no two drawn solvers share a colour while the palette lasts
 /// (a spec drawing more than [`PALETTE`]'s twelve wraps round), and a solver has the same
-/// colour in every panel of the plot. Overlays and other evaluated sets take the entries
-/// after the solvers'.
+/// colour in every panel of the plot. Overlays take the entries after the solvers'; a set
+/// other than train, validation and test shifts its solver's entry by the set's index.
 struct Colours {
     slot: Vec<usize>,
     used: usize,

@@ -308,20 +308,14 @@ pub fn document(sections: &[Section<'_>], profile: Profile, previous: &Previous)
             for (cell, r) in plan.cells.iter().zip(&res.cells) {
                 missing[cell.dataset] += r.is_none() as usize;
             }
-            let waiting: Vec<String> = plan
-                .datasets
-                .iter()
-                .zip(&missing)
-                .filter(|(_, m)| **m > 0)
-                .map(|(d, m)| format!("`{}` {m}", d.id))
-                .collect();
-            let done: Vec<String> = plan
-                .datasets
-                .iter()
-                .zip(&missing)
-                .filter(|(_, m)| **m == 0)
-                .map(|(d, _)| format!("`{}`", d.id))
-                .collect();
+            let (mut waiting, mut done) = (Vec::new(), Vec::new());
+            for (d, &m) in plan.datasets.iter().zip(&missing) {
+                if m > 0 {
+                    waiting.push(format!("`{}` {m}", d.id));
+                } else {
+                    done.push(format!("`{}`", d.id));
+                }
+            }
             let (lead, progress) = if res.missing() == res.cells.len() {
                 (NOT_RUN, String::new())
             } else {
