@@ -270,7 +270,7 @@ fn real_main() -> Result<ExitCode> {
         Command::Report { profile } => {
             let profile = profile.unwrap_or_else(|| last_profile(&ws));
             let ctx = ws.data_context();
-            let plans = ws.plan(&ws.select_specs(&[])?, profile, &ctx)?;
+            let plans = plan_warn(&ws, &ws.select_specs(&[])?, profile, &ctx)?;
             let [html, md] = ws.report(&plans, profile)?;
             say!("report: {} and {}", html.display(), md.display());
             Ok(ExitCode::SUCCESS)
@@ -301,6 +301,21 @@ fn peers() -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The plans of `specs`, after warning of real data sets that resolve to their stand-ins here
+/// though real data was read from another data directory before.
+fn plan_warn(
+    ws: &Workspace,
+    specs: &[dyad_harness::spec::LoadedSpec],
+    profile: Profile,
+    ctx: &dyad_harness::data::DataContext,
+) -> Result<Vec<dyad_harness::plan::Plan>> {
+    let plans = ws.plan(specs, profile, ctx)?;
+    for w in dyad_harness::data::real_data_elsewhere(&plans, ctx) {
+        eprintln!("{w}");
+    }
+    Ok(plans)
+}
+
 fn run_and_write(
     ws: &Workspace,
     targets: &[String],
@@ -309,7 +324,7 @@ fn run_and_write(
 ) -> Result<ExitCode> {
     let ctx = ws.data_context();
     let specs = ws.select_specs(targets)?;
-    let plans = ws.plan(&specs, args.profile, &ctx)?;
+    let plans = plan_warn(ws, &specs, args.profile, &ctx)?;
     for p in &plans {
         for d in &p.datasets {
             eprintln!("{} data `{}`: {}", p.spec.id, d.id, d.resolved.note);
@@ -428,7 +443,7 @@ fn plan_cost(
     recompute: Recompute,
 ) -> Result<ExitCode> {
     let ctx = ws.data_context();
-    let plans = ws.plan(&ws.select_specs(targets)?, profile, &ctx)?;
+    let plans = plan_warn(ws, &ws.select_specs(targets)?, profile, &ctx)?;
     if let Some(path) = manifest {
         set_aside(ws, &plans, recompute)?;
         let m = dyad_harness::cluster::Manifest::missing(ws, targets, profile, &plans);
@@ -552,7 +567,7 @@ fn slurm_submit(ws: &Workspace, targets: &[String], run: &RunArgs) -> Result<Exi
     use dyad_harness::cluster::{Manifest, slurm_scripts};
     let profile = run.profile;
     let ctx = ws.data_context();
-    let plans = ws.plan(&ws.select_specs(targets)?, profile, &ctx)?;
+    let plans = plan_warn(ws, &ws.select_specs(targets)?, profile, &ctx)?;
     set_aside(ws, &plans, run.recompute)?;
     let m = Manifest::missing(ws, targets, profile, &plans);
     let _ = std::fs::create_dir_all(&ws.results);
@@ -720,7 +735,7 @@ fn list(ws: &Workspace) -> Result<ExitCode> {
 
 fn check_bands(ws: &Workspace, targets: &[String], profile: Profile) -> Result<ExitCode> {
     let ctx = ws.data_context();
-    let plans = ws.plan(&ws.select_specs(targets)?, profile, &ctx)?;
+    let plans = plan_warn(ws, &ws.select_specs(targets)?, profile, &ctx)?;
     let cache = ws.cache();
     let mut failures = Vec::new();
     let (mut n, mut within, mut skipped) = (0, 0, 0);

@@ -301,6 +301,46 @@ impl DataContext {
         }
     }
 
+    /// Data directories other than this context's in which real data set `name` (kept in
+    /// folder `dir` of a data directory) was read before, as the memo's stamps record its
+    /// files, and whose files are still there. A user whose `DYAD_DATA_DIR` is unset or
+    /// points elsewhere sees the stand-in's cells, though the results directory holds cells
+    /// computed on the real data: this is where to point it.
+    pub fn seen_elsewhere(&self, name: &str, dir: &str) -> Vec<PathBuf> {
+        let here = std::fs::canonicalize(&self.data_dir).unwrap_or_else(|_| self.data_dir.clone());
+        let memo = self.memo.lock().unwrap();
+        let mut found: Vec<PathBuf> = Vec::new();
+        for key in memo.keys() {
+            let mut parts = key.split('|');
+            if parts.next() != Some(name) {
+                continue;
+            }
+            // `name|params|path:size:mtime|...`: the stamps are the parts ending in two numbers.
+            for part in parts.skip(1) {
+                let mut f = part.rsplitn(3, ':');
+                let (Some(mtime), Some(size), Some(path)) = (f.next(), f.next(), f.next()) else {
+                    continue;
+                };
+                if size.parse::<u64>().is_err() || mtime.parse::<u128>().is_err() {
+                    continue;
+                }
+                let path = Path::new(path);
+                let root = path
+                    .ancestors()
+                    .find(|a| a.file_name().is_some_and(|f| f == dir))
+                    .and_then(Path::parent);
+                if let Some(root) = root
+                    && path.exists()
+                    && root != here
+                    && !found.iter().any(|f| f == root)
+                {
+                    found.push(root.to_path_buf());
+                }
+            }
+        }
+        found
+    }
+
     fn memo_get(&self, key: &str) -> Option<Known> {
         self.memo.lock().unwrap().get(key).cloned()
     }
@@ -569,6 +609,39 @@ pub fn tree_content_id(root: &Path) -> Result<String, DataError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_memo_tells_where_real_data_was_read_before() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (mirror, gone, cache) = (
+            tmp.path().join("mirror"),
+            tmp.path().join("gone"),
+            tmp.path().join("cache"),
+        );
+        std::fs::create_dir_all(mirror.join("mnist")).unwrap();
+        std::fs::create_dir_all(&cache).unwrap();
+        let file = mirror.join("mnist/train.gz");
+        std::fs::write(&file, b"x").unwrap();
+        let stamp = file_stamp(std::slice::from_ref(&file)).unwrap();
+        let root = std::fs::canonicalize(&mirror).unwrap();
+        let known = serde_json::json!({ "identity": "abc" });
+        let memo = serde_json::json!({
+            format!("mnist|{{\"a\":1}}{stamp}"): known,
+            format!("mnist|{{\"a\":2}}{stamp}"): known,
+            format!("mnist|{{}}|{}/mnist/train.gz:1:2", gone.display()): known,
+            format!("prostate|{{}}{stamp}"): known,
+        });
+        std::fs::write(cache.join("data-identity.json"), memo.to_string()).unwrap();
+        // From the default directory: the mirror, once (two parameter sets, one place); not the
+        // directory whose files are gone, not for another data set.
+        let ctx = DataContext::new(tmp.path().join("datasets"), cache.clone());
+        assert_eq!(ctx.seen_elsewhere("mnist", "mnist"), vec![root.clone()]);
+        assert!(ctx.seen_elsewhere("prostate", "prostate").is_empty());
+        assert!(ctx.seen_elsewhere("svhn", "svhn").is_empty());
+        // From the mirror itself: nothing elsewhere.
+        let ctx = DataContext::new(mirror, cache);
+        assert!(ctx.seen_elsewhere("mnist", "mnist").is_empty());
+    }
 
     #[test]
     fn data_is_read_by_type() {

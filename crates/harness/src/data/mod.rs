@@ -5,9 +5,11 @@
 pub use dyad_datasets::provider::{Data, DataContext, Provider, Resolved, Shape, kinds};
 pub use dyad_datasets::registry::{PROVIDERS, provider};
 
+use crate::plan::Plan;
 use dyad_datasets::DataError;
 use dyad_datasets::registry::DatasetInfo;
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 /// What `dyad data list` says of a real data set: present (and resolvable), absent (its
 /// stand-in is used), or broken (partial or corrupt: the error, which a run would also raise).
@@ -148,4 +150,39 @@ pub fn shown_dir(info: &DatasetInfo, ctx: &DataContext) -> String {
 /// Whether `path` is inside the data directory (for messages).
 pub fn in_data_dir(ctx: &DataContext, path: &Path) -> bool {
     path.starts_with(&ctx.data_dir)
+}
+
+/// Warnings for the real data sets of `plans` that resolved to their stand-ins here, though
+/// real data was read from another data directory before (the memo of `ctx` remembers it):
+/// typically `DYAD_DATA_DIR` unset for a `dyad report` of cells computed on real data, which
+/// would then show the stand-in's cells (or none) instead. One warning per data set.
+pub fn real_data_elsewhere(plans: &[Plan], ctx: &DataContext) -> Vec<String> {
+    let mut seen: BTreeMap<&str, (Vec<String>, Vec<PathBuf>)> = BTreeMap::new();
+    for p in plans {
+        for d in p.datasets.iter().filter(|d| d.resolved.synthetic) {
+            let Some(info) = provider(&d.requested).and_then(|pr| pr.info()) else {
+                continue;
+            };
+            let entry = seen
+                .entry(info.name)
+                .or_insert_with(|| (Vec::new(), ctx.seen_elsewhere(info.name, info.dir)));
+            entry.0.push(p.spec.id.clone());
+        }
+    }
+    seen.into_iter()
+        .filter(|(_, (_, dirs))| !dirs.is_empty())
+        .map(|(name, (mut specs, dirs))| {
+            specs.dedup();
+            let dirs: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+            format!(
+                "warning: `{name}` is not in the data directory {}: its SYNTHETIC stand-in is \
+                 used for {}. Real {name} was read from {} before, and cells computed on it are \
+                 not used: set DYAD_DATA_DIR={} (or --data-dir) to use them",
+                ctx.data_dir.display(),
+                specs.join(", "),
+                dirs.join(" and "),
+                dirs[0]
+            )
+        })
+        .collect()
 }
