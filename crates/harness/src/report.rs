@@ -322,8 +322,9 @@ pub fn document(sections: &[Section<'_>], profile: Profile, previous: &Previous)
                 (
                     INCOMPLETE,
                     format!(
-                        " Missing by data set: {}; complete: {} (tables, figures and claims \
-                         appear when every cell is computed).",
+                        " Missing by data set: {}; complete: {} (figures, tables and claims \
+                         appear when every cell is computed; until then the summary below \
+                         shows the complete data sets only).",
                         waiting.join(", "),
                         if done.is_empty() {
                             "none".to_string()
@@ -339,6 +340,9 @@ pub fn document(sections: &[Section<'_>], profile: Profile, previous: &Previous)
                 res.cells.len(),
                 plan.spec.id
             )));
+            if !done.is_empty() {
+                doc.push(summary_table(res, &|d| missing[d] == 0));
+            }
             continue;
         }
         let stale = res.stale_code();
@@ -387,7 +391,7 @@ pub fn document(sections: &[Section<'_>], profile: Profile, previous: &Previous)
                 _ => {}
             }
         }
-        doc.push(summary_table(res));
+        doc.push(summary_table(res, &|_| true));
         for t in &spec.tables {
             doc.push(Block::Para(format!("{} (ours / paper):", t.title)));
             doc.extend(pivot_tables(res, t));
@@ -644,8 +648,9 @@ fn correlation_tables(
 }
 
 /// Per data set and solver: the task's headline metrics on its primary set at the final
-/// step, the steps run and the solver seconds. Rows only for solvers run on the data set.
-fn summary_table(res: &ExperimentResults<'_>) -> Block {
+/// step, the steps run and the solver seconds, for the data sets `show` lets through. Rows
+/// only for solvers run on the data set.
+fn summary_table(res: &ExperimentResults<'_>, show: &dyn Fn(usize) -> bool) -> Block {
     let plan = res.plan;
     let set = plan.primary_set();
     let recorded = |metric: &str, k: Option<u32>| {
@@ -670,7 +675,7 @@ fn summary_table(res: &ExperimentResults<'_>) -> Block {
     );
     head.extend(["steps".to_string(), "solver s".into()]);
     let mut rows = Vec::new();
-    for (di, d) in plan.datasets.iter().enumerate() {
+    for (di, d) in plan.datasets.iter().enumerate().filter(|&(di, _)| show(di)) {
         for (si, sv) in plan.solvers.iter().enumerate() {
             let cells: Vec<_> = plan
                 .cells

@@ -587,6 +587,42 @@ fn a_report_keeps_the_sections_whose_cells_are_gone() {
     }
 }
 
+/// A partly computed spec shows the summary of its complete data sets (a long paper run's
+/// finished panels), never of the data sets that still miss cells.
+#[test]
+fn an_incomplete_report_summarises_its_complete_data_sets_only() {
+    let two = SPEC.replace(
+        "[protocol]",
+        "[[datasets]]\nid = \"other\"\nname = \"caltech256-standin\"\nparams = { classes = 4, per_class = 12, dim = 200, seed = 6 }\n\n[protocol]",
+    );
+    let f = fixture(&two);
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap();
+    let (plans, _) = plan_and_run(&f.ws, 2);
+    let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
+    let full = read(&md);
+    let row = |text: &str, data: &str| text.lines().any(|l| l.starts_with(&format!("| {data} (")));
+    assert!(row(&full, "small") && row(&full, "other"), "{full}");
+    let first_small = plans[0].cells.iter().find(|c| c.dataset == 0).unwrap();
+    f.ws.cache().supersede(&first_small.key).unwrap();
+    // Without the complete report, which would be KEPT in its place.
+    std::fs::remove_file(&md).unwrap();
+    let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
+    let text = read(&md);
+    assert!(
+        text.contains("Missing by data set: `small` 1; complete: `other`"),
+        "{text}"
+    );
+    assert!(row(&text, "other") && !row(&text, "small"), "{text}");
+    // The complete data set's rows are the full report's.
+    let rows = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| l.starts_with("| other ("))
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(rows(&text), rows(&full));
+}
+
 #[test]
 fn unknown_solver_or_data_set_names_the_line() {
     let f = fixture(&SPEC.replace("name = \"euclidean\"", "name = \"euclidian\""));
