@@ -37,6 +37,61 @@ fn main() {
     out.push_str("];\n");
     let dest = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("fingerprints.rs");
     std::fs::write(dest, out).unwrap();
+    git_commit(&crates);
+}
+
+/// `DYAD_GIT_COMMIT`: the commit this build's source comes from, `+dirty` when a tracked file
+/// of the build (`crates/`, `Cargo.toml`, `Cargo.lock`) differs from it, `unknown` outside a
+/// git checkout. Provenance of every cell, read at build time: a run reports the code it
+/// runs, not the state of the working tree when its first cell is stored.
+fn git_commit(crates: &Path) {
+    let root = crates.parent().unwrap();
+    let git = |args: &[&str]| {
+        // `--no-optional-locks`: `status` must not refresh the index, whose change would run
+        // this script (and rebuild the crate) again at every build.
+        std::process::Command::new("git")
+            .arg("--no-optional-locks")
+            .arg("-C")
+            .arg(root)
+            .args(args)
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let commit = match git(&["rev-parse", "HEAD"]) {
+        Some(c) if !c.is_empty() => {
+            let dirty = git(&[
+                "status",
+                "--porcelain",
+                "--untracked-files=no",
+                "--",
+                "crates",
+                "Cargo.toml",
+                "Cargo.lock",
+            ])
+            .is_some_and(|s| !s.is_empty());
+            if dirty { format!("{c}+dirty") } else { c }
+        }
+        _ => "unknown".to_string(),
+    };
+    // A new commit, a checkout or a staged change runs this again, as does any edit under
+    // crates/ (below) or of the manifests.
+    if let Some(dir) = git(&["rev-parse", "--absolute-git-dir"]) {
+        // Only paths that exist: a missing one would make every build run this again.
+        for f in ["HEAD", "index", "packed-refs", "refs/heads"] {
+            let p = Path::new(&dir).join(f);
+            if p.exists() {
+                println!("cargo:rerun-if-changed={}", p.display());
+            }
+        }
+    }
+    println!("cargo:rerun-if-changed={}", crates.display());
+    for f in ["Cargo.toml", "Cargo.lock"] {
+        println!("cargo:rerun-if-changed={}", root.join(f).display());
+    }
+    println!("cargo:rustc-env=DYAD_GIT_COMMIT={commit}");
 }
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
