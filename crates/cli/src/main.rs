@@ -80,6 +80,30 @@ struct RunArgs {
     /// Slurm: options for `sbatch` (after `--`: `-- --partition=cpu --time=2:00:00`).
     #[arg(last = true)]
     sbatch: Vec<String>,
+    #[command(flatten)]
+    only: Only,
+}
+
+/// Limits a command to some cells of the selected specs. A cell's key does not depend on
+/// which cells run together, so a limited run computes exactly what a full run would.
+#[derive(clap::Args, Debug, Clone, Default)]
+struct Only {
+    /// Only the cells of this solver (registry name or legend label: `dr` or `DR`); repeat
+    /// for several. E.g. a new baseline alone, beside cached results of the others.
+    #[arg(long = "solver", value_name = "NAME")]
+    solvers: Vec<String>,
+    /// Only the cells on this data set (the spec's id: `mnist`); repeat for several.
+    #[arg(long = "dataset", value_name = "ID")]
+    datasets: Vec<String>,
+}
+
+impl Only {
+    fn filter(&self) -> dyad_harness::plan::CellFilter {
+        dyad_harness::plan::CellFilter {
+            solvers: self.solvers.clone(),
+            datasets: self.datasets.clone(),
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -118,6 +142,8 @@ enum Command {
         /// the old cell.
         #[arg(long, default_value = "missing", requires = "manifest")]
         recompute: Recompute,
+        #[command(flatten)]
+        only: Only,
     },
     /// Compute cell `index` of a manifest (what one Slurm array task runs), or with `--all`
     /// every cell of it here.
@@ -214,6 +240,7 @@ fn real_main() -> Result<ExitCode> {
             cells,
             manifest,
             recompute,
+            only,
         } => plan_cost(
             &ws,
             &targets,
@@ -221,6 +248,7 @@ fn real_main() -> Result<ExitCode> {
             cells,
             manifest.as_deref(),
             recompute,
+            &only,
         ),
         Command::Cell {
             manifest,
@@ -341,7 +369,15 @@ fn run_and_write(
         },
         recompute: args.recompute,
     };
-    let summary = execute(&plans, &opts);
+    let keys = args
+        .only
+        .filter()
+        .keys(&plans)
+        .map_err(anyhow::Error::msg)?;
+    let summary = match &keys {
+        Some(keys) => dyad_harness::run::execute_only(&plans, &opts, keys),
+        None => execute(&plans, &opts),
+    };
     report_recomputed(&summary.recomputed);
     let _ = std::fs::create_dir_all(&ws.results);
     let _ = std::fs::write(ws.results.join("last-profile"), args.profile.as_str());
@@ -356,7 +392,14 @@ fn run_and_write(
         summary.datasets_loaded
     );
     let written = ws.outputs(&plans)?;
-    let missing: usize = written.iter().map(|w| w.missing).sum();
+    // Missing among the requested cells: a limited run leaves the others missing on purpose.
+    let missing: usize = match &keys {
+        Some(keys) => {
+            let cache = ws.cache();
+            keys.iter().filter(|k| !cache.contains(k)).count()
+        }
+        None => written.iter().map(|w| w.missing).sum(),
+    };
     for w in written {
         if w.missing == 0 {
             for f in w.tables.iter().chain(&w.figures) {
@@ -441,9 +484,13 @@ fn plan_cost(
     cells: bool,
     manifest: Option<&std::path::Path>,
     recompute: Recompute,
+    only: &Only,
 ) -> Result<ExitCode> {
     let ctx = ws.data_context();
-    let plans = plan_warn(ws, &ws.select_specs(targets)?, profile, &ctx)?;
+    let mut plans = plan_warn(ws, &ws.select_specs(targets)?, profile, &ctx)?;
+    only.filter()
+        .narrow(&mut plans)
+        .map_err(anyhow::Error::msg)?;
     if let Some(path) = manifest {
         set_aside(ws, &plans, recompute)?;
         let m = dyad_harness::cluster::Manifest::missing(ws, targets, profile, &plans);
@@ -567,7 +614,11 @@ fn slurm_submit(ws: &Workspace, targets: &[String], run: &RunArgs) -> Result<Exi
     use dyad_harness::cluster::{Manifest, slurm_scripts};
     let profile = run.profile;
     let ctx = ws.data_context();
-    let plans = plan_warn(ws, &ws.select_specs(targets)?, profile, &ctx)?;
+    let mut plans = plan_warn(ws, &ws.select_specs(targets)?, profile, &ctx)?;
+    run.only
+        .filter()
+        .narrow(&mut plans)
+        .map_err(anyhow::Error::msg)?;
     set_aside(ws, &plans, run.recompute)?;
     let m = Manifest::missing(ws, targets, profile, &plans);
     let _ = std::fs::create_dir_all(&ws.results);

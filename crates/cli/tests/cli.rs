@@ -158,6 +158,65 @@ fn reproduce_writes_everything_and_a_second_run_computes_nothing() {
     assert!(other.join("tables/quick/demo-fig.csv").is_file());
 }
 
+/// `--solver` / `--dataset` limit a run (and a plan) to some cells; a later full run computes
+/// only the rest: keys do not depend on which cells run together.
+#[test]
+fn a_run_limited_to_one_solver_computes_its_cells_and_a_full_run_the_rest() {
+    let ws = Ws::new(&spec(2, 200));
+    let o = ws.run(&[
+        "plan",
+        "demo",
+        "--profile",
+        "quick",
+        "--solver",
+        "euclidean",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let row = out.lines().find(|l| l.starts_with("demo/fig")).unwrap();
+    let nums: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!((nums[1], nums[2]), ("2", "2"), "{out}");
+    let o = ws.run(&["run", "demo", "--profile", "quick", "--solver", "euclidean"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(summary(&o), (2, 0, 2));
+    assert!(
+        stderr(&o).contains("demo/fig: 2 cells missing; no table or figure written"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(ws.cached_cells().len(), 2);
+    // By legend label and data set id too; nothing left to compute for them.
+    let o = ws.run(&[
+        "run",
+        "demo",
+        "--profile",
+        "quick",
+        "--solver",
+        "Euclidean",
+        "--dataset",
+        "c10",
+    ]);
+    assert_eq!(summary(&o), (2, 2, 0), "{}", stderr(&o));
+    let o = ws.run(&["run", "demo", "--profile", "quick"]);
+    assert_eq!(summary(&o), (4, 2, 2), "{}", stderr(&o));
+    assert!(ws.results().join("tables/quick/demo-fig.csv").is_file());
+    // Names that match nothing say what there is.
+    let o = ws.run(&["run", "demo", "--profile", "quick", "--solver", "oasys"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("--solver oasys: no such solver")
+            && stderr(&o).contains("oasis (OASIS)"),
+        "{}",
+        stderr(&o)
+    );
+    let o = ws.run(&["plan", "demo", "--profile", "quick", "--dataset", "c11"]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("(they have: c10)"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn a_killed_run_resumes_and_loses_no_finished_cell() {
     // 16 cells of a few tenths of a second each, one at a time.

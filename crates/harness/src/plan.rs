@@ -137,6 +137,96 @@ impl Plan {
     }
 }
 
+/// The cells a command is limited to: those of the named solvers (registry name or legend
+/// label) on the named data sets (spec ids); an empty list does not limit. Keys do not depend
+/// on which cells are run together, so running a subset computes exactly the cells a full run
+/// would: e.g. a new baseline alone, or the real-data panel first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CellFilter {
+    pub solvers: Vec<String>,
+    pub datasets: Vec<String>,
+}
+
+impl CellFilter {
+    pub fn is_empty(&self) -> bool {
+        self.solvers.is_empty() && self.datasets.is_empty()
+    }
+
+    fn admits(&self, plan: &Plan, cell: &Cell) -> bool {
+        let sv = &plan.solvers[cell.solver];
+        let d = &plan.datasets[cell.dataset];
+        (self.solvers.is_empty() || self.solvers.iter().any(|s| *s == sv.name || *s == sv.label))
+            && (self.datasets.is_empty() || self.datasets.contains(&d.id))
+    }
+
+    /// The keys of the admitted cells (`None`: no limit). A name that matches nothing in
+    /// `plans` is an error listing what there is.
+    pub fn keys(
+        &self,
+        plans: &[Plan],
+    ) -> Result<Option<std::collections::BTreeSet<String>>, String> {
+        if self.is_empty() {
+            return Ok(None);
+        }
+        for s in &self.solvers {
+            if !plans
+                .iter()
+                .flat_map(|p| &p.solvers)
+                .any(|sv| *s == sv.name || *s == sv.label)
+            {
+                let mut have: Vec<String> = plans
+                    .iter()
+                    .flat_map(|p| &p.solvers)
+                    .map(|sv| format!("{} ({})", sv.name, sv.label))
+                    .collect();
+                have.sort_unstable();
+                have.dedup();
+                return Err(format!(
+                    "--solver {s}: no such solver in the selected specs (they have: {})",
+                    have.join(", ")
+                ));
+            }
+        }
+        for d in &self.datasets {
+            if !plans.iter().flat_map(|p| &p.datasets).any(|x| x.id == *d) {
+                let mut have: Vec<&str> = plans
+                    .iter()
+                    .flat_map(|p| &p.datasets)
+                    .map(|x| x.id.as_str())
+                    .collect();
+                have.sort_unstable();
+                have.dedup();
+                return Err(format!(
+                    "--dataset {d}: no such data set in the selected specs (they have: {})",
+                    have.join(", ")
+                ));
+            }
+        }
+        Ok(Some(
+            plans
+                .iter()
+                .flat_map(|p| p.cells.iter().filter(|c| self.admits(p, c)))
+                .map(|c| c.key.clone())
+                .collect(),
+        ))
+    }
+
+    /// Drop the cells it does not admit from `plans` (for commands that only list or submit
+    /// cells: the plans no longer describe complete experiments).
+    pub fn narrow(&self, plans: &mut [Plan]) -> Result<(), String> {
+        self.keys(plans)?;
+        for p in plans.iter_mut() {
+            let keep: Vec<bool> = p.cells.iter().map(|c| self.admits(p, c)).collect();
+            let mut i = 0;
+            p.cells.retain(|_| {
+                i += 1;
+                keep[i - 1]
+            });
+        }
+        Ok(())
+    }
+}
+
 /// Hex sha256 of a canonical JSON value (serde_json maps are sorted by key).
 pub fn cell_key(canonical: &serde_json::Value) -> String {
     dyad_datasets::identity::hex(&Sha256::digest(canonical.to_string().as_bytes()))
