@@ -220,7 +220,16 @@ fn execute_filtered(
         .iter()
         .map(|&(pi, ci)| (data_key(&plans[pi], ci), OnceLock::new()))
         .collect();
-    let reporter = Reporter::new(opts.progress, pending.len(), summary.cached);
+    let threads = opts
+        .threads
+        .unwrap_or_else(rayon::current_num_threads)
+        .max(1);
+    let estimates: HashMap<(usize, usize), (Group, Option<f64>)> = pending
+        .iter()
+        .map(|&c| (c, (group(plans, c), timings.estimate(c, group(plans, c)))))
+        .collect();
+    let reporter = Reporter::new(opts.progress, pending.len(), summary.cached)
+        .with_estimates(estimates.values().copied(), threads);
     let abort = AtomicBool::new(false);
     let computed = AtomicUsize::new(0);
     let by_others = AtomicUsize::new(0);
@@ -245,12 +254,17 @@ fn execute_filtered(
             Ok(Claim::Mine(g)) => g,
             Ok(Claim::Cached) => {
                 by_others.fetch_add(1, Ordering::SeqCst);
-                reporter.done(&format!("{what} (computed by another run)"), 0.0);
+                reporter.done(
+                    &format!("{what} (computed by another run)"),
+                    0.0,
+                    estimates[&(pi, ci)],
+                    false,
+                );
                 return true;
             }
             Ok(Claim::Busy(_)) => return false,
             Err(e) => {
-                reporter.failed(&what, &e.to_string());
+                reporter.failed(&what, &e.to_string(), estimates[&(pi, ci)]);
                 failures.lock().unwrap().push(Failure {
                     experiment: plan.spec.id.clone(),
                     cell: what,
@@ -279,10 +293,15 @@ fn execute_filtered(
         match result {
             Ok(()) => {
                 computed.fetch_add(1, Ordering::SeqCst);
-                reporter.done(&what, start.elapsed().as_secs_f64());
+                reporter.done(
+                    &what,
+                    start.elapsed().as_secs_f64(),
+                    estimates[&(pi, ci)],
+                    true,
+                );
             }
             Err(e) => {
-                reporter.failed(&what, &e);
+                reporter.failed(&what, &e, estimates[&(pi, ci)]);
                 failures.lock().unwrap().push(Failure {
                     experiment: plan.spec.id.clone(),
                     cell: what,
@@ -302,10 +321,6 @@ fn execute_filtered(
     // sharing one pool slow each other's clocks. Each cell's pool has its share of the global
     // pool's threads (`RAYON_NUM_THREADS`, else one per core): one thread when there is a
     // worker per core (the default), all of them with `--threads 1`.
-    let threads = opts
-        .threads
-        .unwrap_or_else(rayon::current_num_threads)
-        .max(1);
     let per_cell = (rayon::current_num_threads() / threads).max(1);
     // First pass: every cell no other run holds; then wait for (or take over) the rest.
     let mut waiting = on_threads(&pending, threads, per_cell, &attempt);
@@ -531,12 +546,79 @@ fn run_cell(plan: &Plan, ci: usize, loaded: &Data, start: Instant) -> Result<Cel
     })
 }
 
-/// Progress output: an indicatif bar on a terminal, one plain line per cell otherwise.
+/// Progress output: an indicatif bar on a terminal, one plain line per cell otherwise, with
+/// the time left as the cached timings (and this run's) estimate it.
 struct Reporter {
     bar: Option<indicatif::ProgressBar>,
     plain: bool,
     total: usize,
     done: AtomicUsize,
+    left: Mutex<Remaining>,
+    workers: usize,
+}
+
+/// Cell time still to go: the cached estimates of the cells not yet done, and for cells
+/// without one the mean time this run has measured for their group (the other repeats of the
+/// same solver on the same data set), once it has measured one.
+#[derive(Debug, Default)]
+struct Remaining {
+    /// Per group: summed estimates of its cells left, its cells left without an estimate, and
+    /// this run's `(seconds, cells)` measured for it.
+    groups: HashMap<Group, (f64, usize, (f64, usize))>,
+}
+
+impl Remaining {
+    fn new(cells: impl IntoIterator<Item = (Group, Option<f64>)>) -> Self {
+        let mut groups: HashMap<Group, (f64, usize, (f64, usize))> = HashMap::new();
+        for (g, est) in cells {
+            let e = groups.entry(g).or_default();
+            match est {
+                Some(s) => e.0 += s,
+                None => e.1 += 1,
+            }
+        }
+        Self { groups }
+    }
+
+    /// A cell is done (`measured`: its wall time, when this run computed it).
+    fn finish(&mut self, (g, est): (Group, Option<f64>), measured: Option<f64>) {
+        let e = self.groups.entry(g).or_default();
+        match est {
+            Some(s) => e.0 = (e.0 - s).max(0.0),
+            None => e.1 = e.1.saturating_sub(1),
+        }
+        if let Some(m) = measured {
+            e.2.0 += m;
+            e.2.1 += 1;
+        }
+    }
+
+    /// `(estimated cell seconds left, cells left with no estimate at all)`.
+    fn left(&self) -> (f64, usize) {
+        let (mut secs, mut unknown) = (0.0, 0);
+        for &(known, n, (sum, runs)) in self.groups.values() {
+            secs += known;
+            if runs > 0 {
+                secs += n as f64 * sum / runs as f64;
+            } else {
+                unknown += n;
+            }
+        }
+        (secs, unknown)
+    }
+}
+
+/// `3.2 h`, `14 min`, `40 s`, `a second`.
+fn human(secs: f64) -> String {
+    if secs >= 5400.0 {
+        format!("{:.1} h", secs / 3600.0)
+    } else if secs >= 90.0 {
+        format!("{:.0} min", secs / 60.0)
+    } else if secs >= 1.5 {
+        format!("{secs:.0} s")
+    } else {
+        "a second".to_string()
+    }
 }
 
 impl Reporter {
@@ -562,16 +644,59 @@ impl Reporter {
             plain,
             total,
             done: AtomicUsize::new(0),
+            left: Mutex::new(Remaining::default()),
+            workers: 1,
         }
     }
 
-    fn done(&self, what: &str, secs: f64) {
+    fn with_estimates(
+        mut self,
+        cells: impl IntoIterator<Item = (Group, Option<f64>)>,
+        workers: usize,
+    ) -> Self {
+        self.left = Mutex::new(Remaining::new(cells));
+        self.workers = workers.max(1);
+        self
+    }
+
+    /// `; about 1.2 h left on 2 workers, plus 3 cells without a timing`, `; 3 cells left
+    /// without a timing`, or nothing when nothing is left.
+    fn eta(&self, cell: (Group, Option<f64>), measured: Option<f64>) -> String {
+        let mut left = self.left.lock().unwrap();
+        left.finish(cell, measured);
+        let (secs, unknown) = left.left();
+        let cells = |n: usize| {
+            if n == 1 {
+                "1 cell".to_string()
+            } else {
+                format!("{n} cells")
+            }
+        };
+        let on = if self.workers > 1 {
+            format!(" on {} workers", self.workers)
+        } else {
+            String::new()
+        };
+        match (secs > 0.0, unknown) {
+            (false, 0) => String::new(),
+            (false, n) => format!("; {} left without a timing", cells(n)),
+            (true, 0) => format!("; about {} left{on}", human(secs / self.workers as f64)),
+            (true, n) => format!(
+                "; about {} left{on}, plus {} without a timing",
+                human(secs / self.workers as f64),
+                cells(n)
+            ),
+        }
+    }
+
+    fn done(&self, what: &str, secs: f64, cell: (Group, Option<f64>), measured: bool) {
         let n = self.done.fetch_add(1, Ordering::SeqCst) + 1;
+        let eta = self.eta(cell, measured.then_some(secs));
         if let Some(b) = &self.bar {
             b.set_message(what.to_string());
             b.inc(1);
         } else if self.plain {
-            eprintln!("[{n}/{}] {what} ({secs:.2} s)", self.total);
+            eprintln!("[{n}/{}] {what} ({secs:.2} s){eta}", self.total);
         }
     }
 
@@ -584,8 +709,9 @@ impl Reporter {
         }
     }
 
-    fn failed(&self, what: &str, error: &str) {
+    fn failed(&self, what: &str, error: &str, cell: (Group, Option<f64>)) {
         let n = self.done.fetch_add(1, Ordering::SeqCst) + 1;
+        self.left.lock().unwrap().finish(cell, None);
         let line = format!("[{n}/{}] FAILED {what}: {error}", self.total);
         match &self.bar {
             Some(b) => {
@@ -605,7 +731,7 @@ impl Reporter {
 
 #[cfg(test)]
 mod tests {
-    use super::{Timings, on_threads};
+    use super::{Remaining, Timings, human, on_threads};
     use rayon::prelude::*;
     use std::cell::Cell;
     use std::sync::Mutex;
@@ -613,6 +739,40 @@ mod tests {
     thread_local! {
         /// Cells running on this OS thread right now.
         static CELLS: Cell<usize> = const { Cell::new(0) };
+    }
+
+    #[test]
+    fn the_time_left_counts_cached_estimates_and_this_runs_measurements() {
+        let (a, b) = ((0, 0, 0), (0, 0, 1));
+        // Group a: two cells estimated at 10 s and 30 s; group b: three cells never timed.
+        let mut r = Remaining::new([
+            (a, Some(10.0)),
+            (a, Some(30.0)),
+            (b, None),
+            (b, None),
+            (b, None),
+        ]);
+        assert_eq!(r.left(), (40.0, 3));
+        // A cell of a done (in 12 s; its own estimate leaves the sum).
+        r.finish((a, Some(10.0)), Some(12.0));
+        assert_eq!(r.left(), (30.0, 3));
+        // A cell of b done in 20 s: b's two others are now estimated at 20 s each.
+        r.finish((b, None), Some(20.0));
+        assert_eq!(r.left(), (70.0, 0));
+        // Computed by another run (no time measured) or failed: only leaves the count.
+        r.finish((b, None), None);
+        assert_eq!(r.left(), (50.0, 0));
+        r.finish((b, None), Some(40.0));
+        r.finish((a, Some(30.0)), Some(1.0));
+        assert_eq!(r.left(), (0.0, 0));
+        assert_eq!(
+            (human(40.0), human(600.0), human(9000.0)),
+            (
+                "40 s".to_string(),
+                "10 min".to_string(),
+                "2.5 h".to_string()
+            )
+        );
     }
 
     #[test]
