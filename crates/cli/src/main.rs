@@ -162,6 +162,15 @@ enum Command {
     Status { manifest: Option<PathBuf> },
     /// List experiments and how many of their cells are cached (quick and paper profiles).
     List,
+    /// Cached cells that no spec refers to any more at either profile (their parameters,
+    /// data, versions or spec changed): listed by kind, or deleted with `--delete`. Run it
+    /// with the data directory the cells were computed with; it refuses when a real data set
+    /// read before resolves to its stand-in (its cells would look orphaned).
+    Prune {
+        /// Delete them (default: only list them).
+        #[arg(long)]
+        delete: bool,
+    },
     /// Rebuild tables, figures and the report from cached cells.
     Report {
         /// Default: the profile of the last `run`/`reproduce` on these results, else `paper`.
@@ -295,6 +304,7 @@ fn real_main() -> Result<ExitCode> {
         }
         Command::Status { manifest } => slurm_status(&ws, manifest),
         Command::List => list(&ws),
+        Command::Prune { delete } => prune(&ws, delete),
         Command::Report { profile } => {
             let profile = profile.unwrap_or_else(|| last_profile(&ws));
             let ctx = ws.data_context();
@@ -781,6 +791,56 @@ fn list(ws: &Workspace) -> Result<ExitCode> {
             say!("{:<72}  {}: {}", "", d.id, d.resolved.note);
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn prune(ws: &Workspace, delete: bool) -> Result<ExitCode> {
+    let ctx = ws.data_context();
+    let specs = ws.select_specs(&[])?;
+    let mut plans = ws.plan(&specs, Profile::Quick, &ctx)?;
+    plans.extend(ws.plan(&specs, Profile::Paper, &ctx)?);
+    let elsewhere = dyad_harness::data::real_data_elsewhere(&plans, &ctx);
+    if !elsewhere.is_empty() {
+        for w in &elsewhere {
+            eprintln!("{w}");
+        }
+        bail!(
+            "not pruning: cells computed on real data would count as orphans here. Point \
+             DYAD_DATA_DIR (or --data-dir) at the data first"
+        );
+    }
+    let orphans = ws.orphans(&plans);
+    let cache = ws.cache();
+    let (mut cells, mut bytes) = (0usize, 0u64);
+    for o in &orphans {
+        say!(
+            "{:>6} cells {:>9.1} MB  {}",
+            o.keys.len(),
+            o.bytes as f64 / 1e6,
+            o.what
+        );
+        cells += o.keys.len();
+        bytes += o.bytes;
+    }
+    let total = cache.len();
+    if !delete {
+        say!(
+            "{cells} of {total} cached cells ({:.1} MB) belong to no spec of {}; `dyad prune --delete` deletes them",
+            bytes as f64 / 1e6,
+            ws.experiments.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut freed = 0;
+    for key in orphans.iter().flat_map(|o| &o.keys) {
+        freed += cache
+            .remove(key)
+            .with_context(|| format!("deleting cell {key}"))?;
+    }
+    say!(
+        "deleted {cells} of {total} cached cells ({:.1} MB)",
+        freed as f64 / 1e6
+    );
     Ok(ExitCode::SUCCESS)
 }
 

@@ -217,6 +217,64 @@ fn a_run_limited_to_one_solver_computes_its_cells_and_a_full_run_the_rest() {
     );
 }
 
+/// `dyad prune` lists the cells no spec refers to any more (here: a solver's parameter
+/// changed), deletes them with `--delete` and keeps every cell a spec still uses; it refuses
+/// when real data read before resolves to its stand-in (those cells would look orphaned).
+#[test]
+fn prune_lists_and_deletes_only_cells_no_spec_refers_to() {
+    let ws = Ws::new(&spec(2, 200));
+    let o = ws.run(&["run", "demo", "--profile", "quick"]);
+    assert_eq!(summary(&o), (4, 0, 4), "{}", stderr(&o));
+    let out = |o: &Output| String::from_utf8_lossy(&o.stdout).into_owned();
+    let o = ws.run(&["prune"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(out(&o).contains("0 of 4 cached cells"), "{}", out(&o));
+    // OASIS's parameter changes: its two cells are orphans, Euclidean's are still used.
+    let fig = ws.dir.path().join("experiments/demo/fig.toml");
+    let text = std::fs::read_to_string(&fig).unwrap();
+    std::fs::write(
+        &fig,
+        text.replace("name = \"oasis\"", "name = \"oasis\"\nparams = { c = 0.2 }"),
+    )
+    .unwrap();
+    let o = ws.run(&["prune"]);
+    let listed = out(&o);
+    assert!(
+        listed.contains("2 of 4 cached cells")
+            && listed.contains("ranking / caltech256-standin / oasis"),
+        "{listed}"
+    );
+    assert_eq!(ws.cached_cells().len(), 4, "listing deletes nothing");
+    let o = ws.run(&["prune", "--delete"]);
+    assert!(
+        out(&o).contains("deleted 2 of 4 cached cells"),
+        "{}",
+        out(&o)
+    );
+    assert_eq!(ws.cached_cells().len(), 2);
+    let o = ws.run(&["run", "demo", "--profile", "quick"]);
+    assert_eq!(summary(&o), (4, 2, 2), "{}", stderr(&o));
+    // Real Caltech-256 was read from another directory before (the memo says so): refuse.
+    let mirror = ws.dir.path().join("mirror/caltech256");
+    std::fs::create_dir_all(&mirror).unwrap();
+    std::fs::write(mirror.join("x.jpg"), b"x").unwrap();
+    let memo = serde_json::json!({
+        format!("caltech256|{{}}|{}:1:2", mirror.join("x.jpg").display()): { "identity": "abc" }
+    });
+    std::fs::write(
+        ws.results().join("cache/data-identity.json"),
+        memo.to_string(),
+    )
+    .unwrap();
+    let o = ws.run(&["prune", "--delete"]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("not pruning") && stderr(&o).contains("mirror"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(ws.cached_cells().len(), 4);
+}
+
 #[test]
 fn a_killed_run_resumes_and_loses_no_finished_cell() {
     // 16 cells of a few tenths of a second each, one at a time.

@@ -608,6 +608,38 @@ impl Cache {
         write_atomic(&self.path(&r.key), &bytes)
     }
 
+    /// The keys of the cell files in the cache (valid or not), sorted.
+    pub fn keys(&self) -> Vec<String> {
+        let mut keys: Vec<String> = std::fs::read_dir(self.root.join("cells"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|d| std::fs::read_dir(d.path()).ok())
+            .flat_map(|f| f.flatten())
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                name.strip_suffix(".json")
+                    .filter(|k| !k.starts_with('.'))
+                    .map(String::from)
+            })
+            .collect();
+        keys.sort();
+        keys
+    }
+
+    /// Deletes a cached cell; returns the bytes freed.
+    pub fn remove(&self, key: &str) -> std::io::Result<u64> {
+        let path = self.path(key);
+        let bytes = std::fs::metadata(&path)?.len();
+        std::fs::remove_file(&path)?;
+        Ok(bytes)
+    }
+
+    /// The size of a cached cell's file.
+    pub fn bytes(&self, key: &str) -> u64 {
+        std::fs::metadata(self.path(key)).map_or(0, |m| m.len())
+    }
+
     /// Number of cached cells.
     pub fn len(&self) -> usize {
         let Ok(dirs) = std::fs::read_dir(self.root.join("cells")) else {

@@ -70,6 +70,15 @@ pub struct Written {
     pub figures_waiting: Vec<String>,
 }
 
+/// Cached cells of one kind that no spec refers to (see [`Workspace::orphans`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Orphans {
+    /// `task / data provider / solver`.
+    pub what: String,
+    pub keys: Vec<String>,
+    pub bytes: u64,
+}
+
 impl Workspace {
     pub fn data_context(&self) -> DataContext {
         DataContext::new(self.data_dir.clone(), self.results.join("cache"))
@@ -153,6 +162,42 @@ impl Workspace {
         } else {
             Err(HarnessError::Specs(errors))
         }
+    }
+
+    /// The cached cells that no cell of `plans` (every spec, both profiles) has as its key:
+    /// cells whose spec, parameters, data or versions have changed since, or whose spec is
+    /// gone. Grouped by what they were (`task / data / solver`), with their count and bytes.
+    /// Plan with the data directory the cells were computed with: a real data set resolved
+    /// to its stand-in changes its cells' keys (see [`data::real_data_elsewhere`]).
+    pub fn orphans(&self, plans: &[Plan]) -> Vec<Orphans> {
+        let wanted: std::collections::HashSet<&str> = plans
+            .iter()
+            .flat_map(|p| p.cells.iter().map(|c| c.key.as_str()))
+            .collect();
+        let cache = self.cache();
+        let mut groups: std::collections::BTreeMap<String, Orphans> = Default::default();
+        for key in cache.keys() {
+            if wanted.contains(key.as_str()) {
+                continue;
+            }
+            let what = match cache.check(&key) {
+                Ok(Some(c)) => format!(
+                    "{} / {} / {}",
+                    c.canonical["task"]["name"].as_str().unwrap_or("?"),
+                    c.canonical["data"]["name"].as_str().unwrap_or(&c.dataset),
+                    c.solver
+                ),
+                _ => "unreadable or invalid cell files".to_string(),
+            };
+            let g = groups.entry(what.clone()).or_insert_with(|| Orphans {
+                what,
+                keys: Vec::new(),
+                bytes: 0,
+            });
+            g.bytes += cache.bytes(&key);
+            g.keys.push(key);
+        }
+        groups.into_values().collect()
     }
 
     /// Tables (for every complete experiment) and figures into the profile's report directory.

@@ -166,13 +166,14 @@ pub fn real_data_elsewhere(plans: &[Plan], ctx: &DataContext) -> Vec<String> {
             let entry = seen
                 .entry(info.name)
                 .or_insert_with(|| (Vec::new(), ctx.seen_elsewhere(info.name, info.dir)));
-            entry.0.push(p.spec.id.clone());
+            if !entry.0.contains(&p.spec.id) {
+                entry.0.push(p.spec.id.clone());
+            }
         }
     }
     seen.into_iter()
         .filter(|(_, (_, dirs))| !dirs.is_empty())
-        .map(|(name, (mut specs, dirs))| {
-            specs.dedup();
+        .map(|(name, (specs, dirs))| {
             let dirs: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
             format!(
                 "warning: `{name}` is not in the data directory {}: its SYNTHETIC stand-in is \
