@@ -420,8 +420,17 @@ fn run_and_write(
             }
         } else {
             eprintln!(
-                "{}: {} cells missing; no table or figure written",
-                w.experiment, w.missing
+                "{}: {} cells missing; no table or figure written{}",
+                w.experiment,
+                w.missing,
+                if w.figures.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " but the PARTIAL figures of its complete data sets ({})",
+                        w.figures.len() / 2
+                    )
+                }
             );
         }
     }

@@ -223,6 +223,10 @@ impl Workspace {
                 let figs = report::report_dir(&self.results, p.profile).join("figures");
                 for plot in &p.spec.spec.plots {
                     let stem = format!("{}-{}", p.spec.id.replace('/', "-"), plot.id);
+                    // The PARTIAL figures drawn while cells were missing are superseded.
+                    for ext in ["svg", "png"] {
+                        let _ = std::fs::remove_file(figs.join(format!("{stem}-partial.{ext}")));
+                    }
                     let paths = plots::render(&res, plot, &figs, &stem).map_err(|e| {
                         HarnessError::Other(format!("{}: plot `{}`: {e}", p.spec.id, plot.id))
                     })?;
@@ -237,11 +241,60 @@ impl Workspace {
                         .map_err(|e| HarnessError::Other(format!("{}: {e}", path.display())))?;
                     w.pictures.push(path);
                 }
+            } else {
+                w.figures = self.partial_figures(&res)?;
             }
             out.push(w);
         }
         self.composite_figures(plans, &cache, &mut out)?;
         Ok(out)
+    }
+
+    /// The plots of a partly computed experiment restricted to its complete data sets (every
+    /// cell cached), as `<stem>-partial` files titled so: a long run's finished panels (the
+    /// real-data one, say) can be looked at before the rest is done. None when no data set
+    /// is complete or no plot draws one.
+    fn partial_figures(&self, res: &ExperimentResults<'_>) -> Result<Vec<PathBuf>, HarnessError> {
+        let p = res.plan;
+        let missing = res.missing_by_dataset();
+        let complete: Vec<&str> = p
+            .datasets
+            .iter()
+            .zip(&missing)
+            .filter(|&(_, &m)| m == 0)
+            .map(|(d, _)| d.id.as_str())
+            .collect();
+        let mut paths = Vec::new();
+        if complete.is_empty() {
+            return Ok(paths);
+        }
+        let figs = report::report_dir(&self.results, p.profile).join("figures");
+        for plot in &p.spec.spec.plots {
+            let mut part = plot.clone();
+            part.datasets = if plot.datasets.is_empty() {
+                complete.iter().map(|d| d.to_string()).collect()
+            } else {
+                plot.datasets
+                    .iter()
+                    .filter(|d| complete.contains(&d.as_str()))
+                    .cloned()
+                    .collect()
+            };
+            if part.datasets.is_empty() {
+                continue;
+            }
+            part.title = format!(
+                "{} [PARTIAL: complete data sets only ({}); other cells still missing]",
+                plot.title,
+                part.datasets.join(", ")
+            );
+            let stem = format!("{}-{}-partial", p.spec.id.replace('/', "-"), plot.id);
+            let drawn = plots::render(res, &part, &figs, &stem).map_err(|e| {
+                HarnessError::Other(format!("{}: plot `{}` (partial): {e}", p.spec.id, plot.id))
+            })?;
+            paths.extend(drawn);
+        }
+        Ok(paths)
     }
 
     /// The `[[figures]]` of every complete experiment whose sources (plots of it or of other

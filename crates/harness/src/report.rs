@@ -304,10 +304,7 @@ pub fn document(sections: &[Section<'_>], profile: Profile, previous: &Previous)
         let res = &s.results;
         if !res.complete() {
             // Which data sets are done and which wait, so a half-run spec says how far it got.
-            let mut missing = vec![0usize; plan.datasets.len()];
-            for (cell, r) in plan.cells.iter().zip(&res.cells) {
-                missing[cell.dataset] += r.is_none() as usize;
-            }
+            let missing = res.missing_by_dataset();
             let (mut waiting, mut done) = (Vec::new(), Vec::new());
             for (d, &m) in plan.datasets.iter().zip(&missing) {
                 if m > 0 {
@@ -323,8 +320,8 @@ pub fn document(sections: &[Section<'_>], profile: Profile, previous: &Previous)
                     INCOMPLETE,
                     format!(
                         " Missing by data set: {}; complete: {} (figures, tables and claims \
-                         appear when every cell is computed; until then the summary below \
-                         shows the complete data sets only).",
+                         appear when every cell is computed; until then the summary and the \
+                         PARTIAL figures below show the complete data sets only).",
                         waiting.join(", "),
                         if done.is_empty() {
                             "none".to_string()
@@ -342,6 +339,13 @@ pub fn document(sections: &[Section<'_>], profile: Profile, previous: &Previous)
             )));
             if !done.is_empty() {
                 doc.push(summary_table(res, &|d| missing[d] == 0));
+            }
+            // The plots restricted to the complete data sets, titled PARTIAL.
+            for f in &s.figures {
+                doc.push(Block::Image {
+                    src: f.clone(),
+                    alt: format!("{} {} (partial)", spec.figure, spec.title),
+                });
             }
             continue;
         }

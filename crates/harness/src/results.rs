@@ -216,6 +216,15 @@ impl<'a> ExperimentResults<'a> {
         self.missing() == 0
     }
 
+    /// Missing cells per data set of the plan (in its order).
+    pub fn missing_by_dataset(&self) -> Vec<usize> {
+        let mut missing = vec![0usize; self.plan.datasets.len()];
+        for (cell, r) in self.plan.cells.iter().zip(&self.cells) {
+            missing[cell.dataset] += r.is_none() as usize;
+        }
+        missing
+    }
+
     /// Indices of the solver instances a selector's `solver` names: by label, else by
     /// registry name.
     pub fn solvers_named(&self, name: &str) -> Vec<usize> {

@@ -613,6 +613,27 @@ fn an_incomplete_report_summarises_its_complete_data_sets_only() {
         "{text}"
     );
     assert!(row(&text, "other") && !row(&text, "small"), "{text}");
+    // The plots of the complete data set, titled PARTIAL; gone once every cell is there.
+    let figs = md.parent().unwrap().join("figures");
+    let partial = figs.join("demo-fig-map-partial.png");
+    assert!(
+        partial.is_file() && text.contains("figures/demo-fig-map-partial.png"),
+        "{text}"
+    );
+    // One panel (the complete data set) where the full figure has two: a narrower figure.
+    let width = |name: &str| {
+        let svg = std::fs::read_to_string(figs.join(name)).unwrap();
+        let w = svg
+            .split("width=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .to_string();
+        w.parse::<u32>().unwrap()
+    };
+    assert!(width("demo-fig-map-partial.svg") < width("demo-fig-map.svg"));
     // The complete data set's rows are the full report's.
     let rows = |t: &str| -> Vec<String> {
         t.lines()
@@ -621,6 +642,9 @@ fn an_incomplete_report_summarises_its_complete_data_sets_only() {
             .collect()
     };
     assert_eq!(rows(&text), rows(&full));
+    let (plans, _) = plan_and_run(&f.ws, 2);
+    let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
+    assert!(!partial.exists() && !read(&md).contains("partial"));
 }
 
 #[test]
