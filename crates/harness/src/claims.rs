@@ -113,6 +113,35 @@ pub fn paired(
     (outcome, lm, rm, n)
 }
 
+/// Whether every cell a claim reads is cached: those of the data sets it covers (and of
+/// `versus_dataset`). A partly computed spec judges the claims about its complete data sets.
+pub fn ready(res: &ExperimentResults<'_>, claim: &Claim) -> bool {
+    missing_for(res, claim) == 0
+}
+
+/// Whether data set `d` (index) is read by `claim`.
+fn reads(res: &ExperimentResults<'_>, claim: &Claim, d: usize) -> bool {
+    let id = res.plan.datasets[d].id.as_str();
+    covered(res, claim).contains(&id) || claim.versus_dataset.as_deref() == Some(id)
+}
+
+fn missing_for(res: &ExperimentResults<'_>, claim: &Claim) -> usize {
+    res.missing_by_dataset()
+        .iter()
+        .enumerate()
+        .filter(|&(d, _)| reads(res, claim, d))
+        .map(|(_, m)| m)
+        .sum()
+}
+
+fn cells_for(res: &ExperimentResults<'_>, claim: &Claim) -> usize {
+    res.plan
+        .cells
+        .iter()
+        .filter(|c| reads(res, claim, c.dataset))
+        .count()
+}
+
 fn covered<'a>(res: &'a ExperimentResults<'_>, claim: &'a Claim) -> Vec<&'a str> {
     if claim.datasets.is_empty() {
         res.plan.datasets.iter().map(|d| d.id.as_str()).collect()
@@ -150,13 +179,13 @@ pub fn judge(res: &ExperimentResults<'_>, claim: &Claim) -> Outcome {
         detail,
         synthetic: any_synthetic,
     };
-    if !res.complete() {
+    let waiting = missing_for(res, claim);
+    if waiting > 0 {
         return outcome(
             Verdict::NotComparable,
             format!(
-                "not run: {} of {} cells missing",
-                res.missing(),
-                res.cells.len()
+                "not run: {waiting} of the {} cells of its data sets missing",
+                cells_for(res, claim)
             ),
         );
     }

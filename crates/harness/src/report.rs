@@ -347,6 +347,21 @@ pub fn document(sections: &[Section<'_>], profile: Profile, previous: &Previous)
                     alt: format!("{} {} (partial)", spec.figure, spec.title),
                 });
             }
+            // The claims about complete data sets only are judged already.
+            let ready: Vec<String> = spec
+                .claims
+                .iter()
+                .filter(|c| crate::claims::ready(res, c))
+                .map(|c| claim_line(&judge(res, c)))
+                .collect();
+            if !ready.is_empty() {
+                doc.push(Block::Para(format!(
+                    "Claims about the complete data sets ({} of {}; the others wait for every cell):",
+                    ready.len(),
+                    spec.claims.len()
+                )));
+                doc.push(Block::List(ready));
+            }
             continue;
         }
         let stale = res.stale_code();

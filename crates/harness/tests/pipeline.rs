@@ -591,10 +591,16 @@ fn a_report_keeps_the_sections_whose_cells_are_gone() {
 /// finished panels), never of the data sets that still miss cells.
 #[test]
 fn an_incomplete_report_summarises_its_complete_data_sets_only() {
-    let two = SPEC.replace(
-        "[protocol]",
-        "[[datasets]]\nid = \"other\"\nname = \"caltech256-standin\"\nparams = { classes = 4, per_class = 12, dim = 200, seed = 6 }\n\n[protocol]",
-    );
+    let two = SPEC
+        .replace(
+            "[protocol]",
+            "[[datasets]]\nid = \"other\"\nname = \"caltech256-standin\"\nparams = { classes = 4, per_class = 12, dim = 200, seed = 6 }\n\n[protocol]",
+        )
+        .replacen(
+            "[[expect]]",
+            "[[claims]]\nid = \"c2\"\ntext = \"OASIS beats Euclidean on other\"\nkind = \"greater\"\nmetric = \"map\"\nsolver = \"oasis\"\nversus = \"euclidean\"\ndatasets = [\"other\"]\n\n[[expect]]",
+            1,
+        );
     let f = fixture(&two);
     let read = |p: &Path| std::fs::read_to_string(p).unwrap();
     let (plans, _) = plan_and_run(&f.ws, 2);
@@ -613,6 +619,17 @@ fn an_incomplete_report_summarises_its_complete_data_sets_only() {
         "{text}"
     );
     assert!(row(&text, "other") && !row(&text, "small"), "{text}");
+    // The claim about `other` alone is judged as in the full report; the one over both waits.
+    let line = |t: &str, id: &str| -> Option<String> {
+        t.lines().find(|l| l.contains(id)).map(String::from)
+    };
+    assert!(
+        text.contains("Claims about the complete data sets (1 of 2;")
+            && line(&text, "[c2]") == line(&full, "[c2]")
+            && line(&text, "[c2]").is_some()
+            && line(&text, "[c1]").is_none(),
+        "{text}"
+    );
     // The plots of the complete data set, titled PARTIAL; gone once every cell is there.
     let figs = md.parent().unwrap().join("figures");
     let partial = figs.join("demo-fig-map-partial.png");
