@@ -220,12 +220,23 @@ pub fn document(sections: &[Section<'_>], profile: Profile, previous: &Previous)
         1,
         format!("dyad reproduction report — profile `{profile}`"),
     )];
+    // A partly computed section of the replaced report is kept too, when it had more cells
+    // than this cache (its partial summary, figures and claims would otherwise be lost).
     let kept: Vec<Option<&Vec<Block>>> = sections
         .iter()
         .map(|s| {
-            (!s.results.complete())
-                .then(|| previous.sections.get(&s.results.plan.spec.id))
-                .flatten()
+            let res = &s.results;
+            let id = &res.plan.spec.id;
+            if res.complete() {
+                return None;
+            }
+            previous.sections.get(id).or_else(|| {
+                previous
+                    .incomplete
+                    .get(id)
+                    .filter(|(_, had)| *had > res.cells.len() - res.missing())
+                    .map(|(b, _)| b)
+            })
         })
         .collect();
     let counts: Vec<(Tally, Tally)> = sections
@@ -347,20 +358,24 @@ pub fn document(sections: &[Section<'_>], profile: Profile, previous: &Previous)
                     alt: format!("{} {} (partial)", spec.figure, spec.title),
                 });
             }
-            // The claims about complete data sets only are judged already.
-            let ready: Vec<String> = spec
+            // The claims that read complete data sets only are judged already; the others
+            // are listed as not run (so a kept copy of this section counts them alike).
+            let ready = spec
                 .claims
                 .iter()
                 .filter(|c| crate::claims::ready(res, c))
-                .map(|c| claim_line(&judge(res, c)))
-                .collect();
-            if !ready.is_empty() {
+                .count();
+            if ready > 0 {
                 doc.push(Block::Para(format!(
-                    "Claims about the complete data sets ({} of {}; the others wait for every cell):",
-                    ready.len(),
+                    "Claims ({ready} of {} judged: the others read data sets that still miss cells):",
                     spec.claims.len()
                 )));
-                doc.push(Block::List(ready));
+                doc.push(Block::List(
+                    spec.claims
+                        .iter()
+                        .map(|c| claim_line(&judge(res, c)))
+                        .collect(),
+                ));
             }
             continue;
         }
@@ -797,6 +812,8 @@ fn numeric_columns(head: &[String], rows: &[Vec<String>]) -> Vec<bool> {
 pub struct Previous {
     pub commit: String,
     pub sections: std::collections::BTreeMap<String, Vec<Block>>,
+    /// Its INCOMPLETE sections, with how many cells each had.
+    pub incomplete: std::collections::BTreeMap<String, (Vec<Block>, usize)>,
 }
 
 /// The paragraph that marks a kept section (see [`document`]).
@@ -809,9 +826,10 @@ const NOT_RUN: &str = "NOT RUN for profile";
 const INCOMPLETE: &str = "INCOMPLETE for profile";
 
 impl Previous {
-    /// The complete sections of a report: those without a NOT RUN or INCOMPLETE line. A
-    /// section kept once before carries its own KEPT line, whose commit stays the one its
-    /// cells were computed at.
+    /// The complete sections of a report (those without a NOT RUN or INCOMPLETE line) and,
+    /// apart, its INCOMPLETE ones with the number of cells they had. A section kept once
+    /// before carries its own KEPT line, whose commit stays the one its cells were computed
+    /// at.
     pub fn parse(md: &str) -> Self {
         let blocks = parse_markdown(md);
         let commit = blocks
@@ -825,14 +843,32 @@ impl Previous {
             })
             .unwrap_or_else(|| "unknown".into());
         let mut sections = std::collections::BTreeMap::new();
+        let mut incomplete = std::collections::BTreeMap::new();
         let mut current: Option<(String, Vec<Block>)> = None;
         let mut close = |c: Option<(String, Vec<Block>)>| {
             if let Some((id, bl)) = c {
                 let not_run = bl
                     .iter()
-                    .any(|b| matches!(b, Block::Para(t) if t.starts_with(NOT_RUN) || t.starts_with(INCOMPLETE)));
-                if !not_run {
-                    sections.insert(id, bl);
+                    .any(|b| matches!(b, Block::Para(t) if t.starts_with(NOT_RUN)));
+                // `INCOMPLETE for profile `p`: N of M cells are missing.`
+                let had = bl.iter().find_map(|b| match b {
+                    Block::Para(t) if t.starts_with(INCOMPLETE) => {
+                        let (_, rest) = t.split_once("`: ")?;
+                        let mut w = rest.split_whitespace();
+                        let n: usize = w.next()?.parse().ok()?;
+                        let m: usize = w.nth(1)?.parse().ok()?;
+                        Some(m.saturating_sub(n))
+                    }
+                    _ => None,
+                });
+                match had {
+                    Some(had) => {
+                        incomplete.insert(id, (bl, had));
+                    }
+                    None if !not_run => {
+                        sections.insert(id, bl);
+                    }
+                    None => {}
                 }
             }
         };
@@ -853,7 +889,11 @@ impl Previous {
             }
         }
         close(current);
-        Self { commit, sections }
+        Self {
+            commit,
+            sections,
+            incomplete,
+        }
     }
 }
 
