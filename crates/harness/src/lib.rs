@@ -256,33 +256,12 @@ impl Workspace {
     /// is complete or no plot draws one.
     fn partial_figures(&self, res: &ExperimentResults<'_>) -> Result<Vec<PathBuf>, HarnessError> {
         let p = res.plan;
-        let missing = res.missing_by_dataset();
-        let complete: Vec<&str> = p
-            .datasets
-            .iter()
-            .zip(&missing)
-            .filter(|&(_, &m)| m == 0)
-            .map(|(d, _)| d.id.as_str())
-            .collect();
         let mut paths = Vec::new();
-        if complete.is_empty() {
-            return Ok(paths);
-        }
         let figs = report::report_dir(&self.results, p.profile).join("figures");
         for plot in &p.spec.spec.plots {
-            let mut part = plot.clone();
-            part.datasets = if plot.datasets.is_empty() {
-                complete.iter().map(|d| d.to_string()).collect()
-            } else {
-                plot.datasets
-                    .iter()
-                    .filter(|d| complete.contains(&d.as_str()))
-                    .cloned()
-                    .collect()
-            };
-            if part.datasets.is_empty() {
+            let Some(mut part) = complete_part(res, plot) else {
                 continue;
-            }
+            };
             part.title = format!(
                 "{} [PARTIAL: complete data sets only ({}); other cells still missing]",
                 plot.title,
@@ -307,17 +286,19 @@ impl Workspace {
         out: &mut [Written],
     ) -> Result<(), HarnessError> {
         for (pi, p) in plans.iter().enumerate() {
-            if p.spec.spec.figures.is_empty() || out[pi].missing > 0 {
+            if p.spec.spec.figures.is_empty() {
                 continue;
             }
             // Composite figures go first in the experiment's list: they are the paper's
             // figure, the plots they are made of its parts.
             let mut at = 0;
             let paper_dir = p.spec.id.split_once('/').map_or("", |(d, _)| d);
+            let figs = report::report_dir(&self.results, p.profile).join("figures");
             for fig in &p.spec.spec.figures {
                 // (plan index, plot) of every source, or what is not there.
                 let mut sources: Vec<(usize, &spec::PlotSpec)> = Vec::new();
                 let mut waiting: Vec<String> = Vec::new();
+                let mut unselected = false;
                 for (stem, plot_id) in fig.sources() {
                     let id = match stem {
                         None => p.spec.id.clone(),
@@ -325,11 +306,11 @@ impl Workspace {
                     };
                     let Some(qi) = plans.iter().position(|q| q.spec.id == id) else {
                         waiting.push(format!("{id} (not selected)"));
+                        unselected = true;
                         continue;
                     };
                     if out[qi].missing > 0 {
                         waiting.push(format!("{id} ({} cells missing)", out[qi].missing));
-                        continue;
                     }
                     let Some(plot) = plans[qi].spec.spec.plots.iter().find(|x| x.id == plot_id)
                     else {
@@ -340,26 +321,51 @@ impl Workspace {
                     };
                     sources.push((qi, plot));
                 }
+                let stem = format!("{}-{}", p.spec.id.replace('/', "-"), fig.id);
                 if !waiting.is_empty() {
                     out[pi].figures_waiting.push(format!(
                         "{}: waits for {}",
                         fig.id,
                         waiting.join(", ")
                     ));
-                    continue;
                 }
                 let results: Vec<ExperimentResults<'_>> = sources
                     .iter()
                     .map(|&(qi, _)| ExperimentResults::load(&plans[qi], cache))
                     .collect();
-                let pairs: Vec<(&ExperimentResults<'_>, &spec::PlotSpec)> = results
-                    .iter()
-                    .zip(&sources)
-                    .map(|(r, &(_, plot))| (r, plot))
-                    .collect();
-                let figs = report::report_dir(&self.results, p.profile).join("figures");
-                let stem = format!("{}-{}", p.spec.id.replace('/', "-"), fig.id);
-                let paths = plots::render_figure(&fig.title, &pairs, fig.columns, &figs, &stem)
+                // (source index, plot as drawn): every panel, or while cells are missing the
+                // panels of the complete data sets, titled PARTIAL.
+                let (title, stem, parts): (String, String, Vec<(usize, spec::PlotSpec)>) =
+                    if waiting.is_empty() {
+                        // The PARTIAL version drawn while cells were missing is superseded.
+                        for ext in ["svg", "png"] {
+                            let _ =
+                                std::fs::remove_file(figs.join(format!("{stem}-partial.{ext}")));
+                        }
+                        let all = sources.iter().map(|&(_, plot)| plot.clone()).enumerate();
+                        (fig.title.clone(), stem, all.collect())
+                    } else if unselected {
+                        continue;
+                    } else {
+                        let parts: Vec<(usize, spec::PlotSpec)> = sources
+                            .iter()
+                            .enumerate()
+                            .filter_map(|(i, &(_, plot))| {
+                                complete_part(&results[i], plot).map(|p| (i, p))
+                            })
+                            .collect();
+                        if parts.is_empty() {
+                            continue;
+                        }
+                        let title = format!(
+                            "{} [PARTIAL: the panels of complete data sets only; other cells still missing]",
+                            fig.title
+                        );
+                        (title, format!("{stem}-partial"), parts)
+                    };
+                let pairs: Vec<(&ExperimentResults<'_>, &spec::PlotSpec)> =
+                    parts.iter().map(|(i, plot)| (&results[*i], plot)).collect();
+                let paths = plots::render_figure(&title, &pairs, fig.columns, &figs, &stem)
                     .map_err(|e| {
                         HarnessError::Other(format!("{}: figure `{}`: {e}", p.spec.id, fig.id))
                     })?;
@@ -415,6 +421,22 @@ impl Workspace {
         cache::write_atomic(&md, report::to_markdown(&doc).as_bytes()).map_err(|e| io(&md, e))?;
         Ok([html, md])
     }
+}
+
+/// `plot` restricted to the data sets of `res` whose cells are all cached (among those it
+/// draws); `None` when it would draw none.
+fn complete_part(res: &ExperimentResults<'_>, plot: &spec::PlotSpec) -> Option<spec::PlotSpec> {
+    let missing = res.missing_by_dataset();
+    let mut part = plot.clone();
+    part.datasets = res
+        .plan
+        .datasets
+        .iter()
+        .zip(&missing)
+        .filter(|&(d, &m)| m == 0 && (plot.datasets.is_empty() || plot.datasets.contains(&d.id)))
+        .map(|(d, _)| d.id.clone())
+        .collect();
+    (!part.datasets.is_empty()).then_some(part)
 }
 
 /// `<paper>/<stem>` of a spec path.

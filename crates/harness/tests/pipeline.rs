@@ -1745,6 +1745,25 @@ fn a_figure_gathers_the_panels_of_plots_of_two_specs_with_their_error_bars() {
     assert_eq!(lay.panels.len(), 2);
     assert!(lay.panels[1].cell.y0 >= lay.panels[0].cell.y1 - 1e-9);
     assert_eq!(lay.panels[0].cell.x0, lay.panels[1].cell.x0);
+    // A source with missing cells: the figure waits, and meanwhile its complete panels (here
+    // demo/fig's only) are drawn as `<stem>-partial`, removed once the figure is complete.
+    cache.supersede(&oth.cells[0].key).unwrap();
+    let w = f.ws.outputs(&plans).unwrap();
+    assert!(
+        w[0].figures_waiting[0].contains("demo/other (1 cells missing)"),
+        "{:?}",
+        w[0].figures_waiting
+    );
+    assert!(
+        w[0].figures[0].ends_with("demo-fig-both-partial.svg"),
+        "{:?}",
+        w[0].figures
+    );
+    let partial = w[0].figures[0].clone();
+    let (_, s) = plan_and_run(&f.ws, 2);
+    assert!(s.ok());
+    let w = f.ws.outputs(&plans).unwrap();
+    assert!(w[0].figures[0].ends_with("demo-fig-both.svg") && !partial.exists());
     // A figure waiting for an experiment that is not selected says so.
     let w = f.ws.outputs(&plans[..1]).unwrap();
     assert!(
