@@ -506,7 +506,14 @@ fn plan_cost(
     only: &Only,
 ) -> Result<ExitCode> {
     let ctx = ws.data_context();
-    let mut plans = plan_warn(ws, &ws.select_specs(targets)?, profile, &ctx)?;
+    let specs = ws.select_specs(targets)?;
+    let mut plans = plan_warn(ws, &specs, profile, &ctx)?;
+    // Timings are learned from every cell of the specs, also when only some are listed.
+    let all = if only.filter().is_empty() {
+        Vec::new()
+    } else {
+        ws.plan(&specs, profile, &ctx)?
+    };
     only.filter()
         .narrow(&mut plans)
         .map_err(anyhow::Error::msg)?;
@@ -516,7 +523,8 @@ fn plan_cost(
         m.write(path).map_err(anyhow::Error::msg)?;
         eprintln!("wrote {} ({} cells)", path.display(), m.cells.len());
     }
-    let est = dyad_harness::cluster::estimate(ws, &plans);
+    let learn = if all.is_empty() { &plans } else { &all };
+    let est = dyad_harness::cluster::estimate(ws, learn, &plans);
     let cache = ws.cache();
     let (mut missing, mut seconds, mut unknown, mut stale) = (0, 0.0, 0, 0);
     say!(

@@ -355,15 +355,16 @@ pub struct Estimate {
     pub unknown: usize,
 }
 
-/// For each missing cell, the mean wall time of the cached cells of the same experiment,
-/// data set and solver (other repeats), else of the same solver and data set in any
-/// experiment of the profile.
-pub fn estimate(ws: &Workspace, plans: &[Plan]) -> Vec<(String, Estimate)> {
+/// For each missing cell of `plans`, the mean wall time of the cached cells of `learn` (the
+/// same plans, or the complete ones when `plans` were narrowed to some cells) of the same
+/// experiment, data set and solver (other repeats), else of the same solver and data set in
+/// any experiment of the profile.
+pub fn estimate(ws: &Workspace, learn: &[Plan], plans: &[Plan]) -> Vec<(String, Estimate)> {
     let cache = ws.cache();
     // (spec, data set, solver label) -> wall seconds; (data set name, solver name) -> same.
     let mut near: BTreeMap<(String, String, String), Vec<f64>> = BTreeMap::new();
     let mut far: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
-    for p in plans {
+    for p in learn {
         for c in &p.cells {
             if let Some(r) = cache.get(&c.key) {
                 let (d, s) = (&p.datasets[c.dataset], &p.solvers[c.solver]);

@@ -686,6 +686,50 @@ fn an_incomplete_report_summarises_its_complete_data_sets_only() {
     assert!(!partial.exists() && !read(&md).contains("partial"));
 }
 
+/// `dyad plan --solver/--dataset` estimates the listed cells from the timings of every cell
+/// of the specs: a solver never timed on this data set takes its time on another.
+#[test]
+fn estimates_of_a_narrowed_plan_learn_from_every_cell() {
+    let two = SPEC.replace(
+        "[protocol]",
+        "[[datasets]]\nid = \"other\"\nname = \"caltech256-standin\"\nparams = { classes = 4, per_class = 12, dim = 200, seed = 6 }\n\n[protocol]",
+    );
+    let f = fixture(&two);
+    let (plans, _) = plan_and_run(&f.ws, 2);
+    let cache = f.ws.cache();
+    let oasis_on = |d: usize| -> Vec<String> {
+        plans[0]
+            .cells
+            .iter()
+            .filter(|c| c.dataset == d && plans[0].solvers[c.solver].name == "oasis")
+            .map(|c| c.key.clone())
+            .collect()
+    };
+    let small: Vec<f64> = oasis_on(0)
+        .iter()
+        .map(|k| cache.get(k).unwrap().wall_seconds)
+        .collect();
+    for k in oasis_on(1) {
+        cache.supersede(&k).unwrap();
+    }
+    let ctx = f.ws.data_context();
+    let specs = f.ws.select_specs(&[]).unwrap();
+    let mut narrowed = f.ws.plan(&specs, Profile::Quick, &ctx).unwrap();
+    let filter = dyad_harness::plan::CellFilter {
+        solvers: vec!["oasis".into()],
+        datasets: vec!["other".into()],
+    };
+    filter.narrow(&mut narrowed).unwrap();
+    assert_eq!(narrowed[0].cells.len(), 2);
+    let e = &dyad_harness::cluster::estimate(&f.ws, &plans, &narrowed)[0].1;
+    assert_eq!((e.missing, e.unknown), (2, 0));
+    let want = 2.0 * small.iter().sum::<f64>() / small.len() as f64;
+    assert!((e.seconds - want).abs() < 1e-9, "{} {want}", e.seconds);
+    // Learning from the narrowed plans alone, nothing would be known.
+    let e = &dyad_harness::cluster::estimate(&f.ws, &narrowed, &narrowed)[0].1;
+    assert_eq!((e.missing, e.unknown), (2, 2));
+}
+
 #[test]
 fn unknown_solver_or_data_set_names_the_line() {
     let f = fixture(&SPEC.replace("name = \"euclidean\"", "name = \"euclidian\""));
