@@ -1,4 +1,4 @@
-//! One low-rank KR gradient (Eqs. 23–24, `O(np² + knp)`: `LB`, `BᵀB`, `BᵀLB` and the two
+//! DR's epoch (see [`dr_epoch`]) and one low-rank KR gradient (Eqs. 23–24, `O(np² + knp)`: `LB`, `BᵀB`, `BᵀLB` and the two
 //! `n × p` products) at n ∈ {5,000, 20,000, 60,000}, p = 50, k = 8, on one core. The paper
 //! quotes ~0.004 s at n = 60,000 (Matlab, 3.6 GHz).
 //!
@@ -141,5 +141,53 @@ fn full_kr_regulariser(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, gradient, full_kr_regulariser);
+/// One DR epoch (spec §3.10: 6 hidden ReLU layers, one restart) at the size of the DTD
+/// panel's l = 10 labels: 47 classes, m = 100 features, 11,280 training pairs (10,810
+/// inequality, 470 equality), minibatches of 64 pairs, at the width grid's 32 and 128. The
+/// paper profile trains 5 restarts for 50 epochs per width and l, so this is DR's unit of
+/// cost (the spec's compute choice quotes 0.6 s at width 128). candle's products run
+/// sequentially, as the `dyad` binary makes them (`RAYON_NUM_THREADS=1` for candle).
+fn dr_epoch(c: &mut Criterion) {
+    use dyad_algorithms::tensor_rank::{DeepRankConfig, PairInput, PairRanker};
+    use dyad_core::Schedule;
+    use dyad_core::observe::NullObserver;
+    // SAFETY: no other thread exists yet when the benchmark group starts.
+    unsafe { std::env::set_var("RAYON_NUM_THREADS", "1") };
+    let (classes, per, m) = (47usize, 120usize, 100usize);
+    let n = classes * per;
+    let mut rng = seeded(5);
+    let class: Vec<u32> = (0..n).map(|i| (i % classes) as u32).collect();
+    let centre = Array2::from_shape_fn((classes, m), |_| rng.random_range(-1.0..1.0));
+    let x = Array2::from_shape_fn((n, m), |(i, a)| {
+        centre[[i % classes, a]] + 0.3 * rng.random_range(-1.0..1.0)
+    });
+    let rank: Vec<f64> = class.iter().map(|&c| c as f64).collect();
+    let pairs = class_pairs(&class, &rank, 10, &Default::default(), &mut rng).expect("pairs");
+    assert_eq!(pairs.above.len() + pairs.equal.len(), 11_280);
+    let input = PairInput::new(x, pairs);
+    let mut g = c.benchmark_group("dr_epoch");
+    g.sample_size(10);
+    for width in [32usize, 128] {
+        let cfg = DeepRankConfig {
+            width,
+            epochs: 1,
+            restarts: 1,
+            ..Default::default()
+        };
+        g.bench_with_input(BenchmarkId::new("width", width), &width, |b, _| {
+            b.iter(|| {
+                cfg.fit(
+                    &input,
+                    &Schedule::new(vec![1]),
+                    &mut seeded(6),
+                    &mut NullObserver,
+                )
+                .expect("fit")
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, gradient, full_kr_regulariser, dr_epoch);
 criterion_main!(benches);
