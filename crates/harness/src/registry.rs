@@ -765,7 +765,8 @@ pub static SOLVERS: &[SolverEntry] = &[
         label: "DR",
         description: "deep ranking baseline: 6 hidden ReLU layers (candle), pair losses of Eq. 14, SGD with momentum, best of 5 restarts on validation pairs (§3.10)",
         family: PAIR_RANKER,
-        version: 1,
+        // 2: the network trains in f32 (was f64): every DR cell is computed again.
+        version: 2,
         sources: &[
             "algorithms/src/tensor_rank/deep.rs",
             "algorithms/src/tensor_rank/model.rs",

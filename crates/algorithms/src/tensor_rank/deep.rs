@@ -16,8 +16,8 @@
 //!   untrained model won the validation in 3 of 40 fits). With the floor MNIST's largest
 //!   standardised value is 7.7; features of comparable spread, as in the stand-ins, are
 //!   hardly touched (tested: a fit whose labelled points carry features 141 SDs out fails
-//!   without the floor and learns the planted order with it). The transform is part of the
-//!   model, so new examples are scored the same way;
+//!   or collapses without the floor and learns the planted order with it). The transform is
+//!   part of the model, so new examples are scored the same way;
 //! * the pair losses of Eq. (14) on `f(x_i) − f(x_j)`, averaged over minibatches of
 //!   `batch_pairs` (64) pairs drawn without replacement from a fresh shuffle each epoch;
 //! * SGD with momentum (`momentum` 0.9, heavy ball `v ← μv + g`, `w ← w − η v`), learning
@@ -39,7 +39,10 @@
 //! examples and new ones. The run finishes after `epochs` epochs.
 //!
 //! **Autodiff and determinism**: the networks are candle (`candle-core`, `candle-nn`) tensors
-//! on the CPU in f64; candle's backward pass computes the gradients, and the update is a
+//! on the CPU in f32, the precision deep-learning libraries train in by default (one epoch at
+//! the DTD panel's size is 1.6–1.7× faster than in f64: `benches/tensor_rank.rs`, `dr_epoch`,
+//! 128 → 80 ms at width 32 and 656 → 381 ms at width 128, one run each); losses, scores and
+//! the exported weights are read back as f64. candle's backward pass computes the gradients, and the update is a
 //! [`candle_nn::Optimizer`] ([`MomentumSgd`]; candle's own SGD has no momentum). candle's
 //! matrix products (the `gemm` crate) split the output, never the inner sum, and its
 //! element-wise kernels work per element, so every output element is reduced in a fixed order
@@ -60,7 +63,7 @@ use crate::givens::sampling::normal;
 use crate::linalg::gemm;
 use crate::params::{self, Checked, ParamError};
 use candle_core::backprop::GradStore;
-use candle_core::{Device, Tensor, Var};
+use candle_core::{DType, Device, Tensor, Var};
 use candle_nn::{Linear, Module, Optimizer};
 use dyad_core::{Control, Flow, Observer, Rng, Schedule, Stepper, drive, seeded};
 use ndarray::{Array1, Array2, ArrayView2, Axis};
@@ -342,11 +345,13 @@ impl Net {
             } else {
                 (2.0 / fan_in as f64).sqrt()
             };
-            let w: Vec<f64> = (0..out * fan_in).map(|_| sd * normal(rng)).collect();
+            let w: Vec<f32> = (0..out * fan_in)
+                .map(|_| (sd * normal(rng)) as f32)
+                .collect();
             let w =
                 Var::from_tensor(&Tensor::from_vec(w, (out, fan_in), &dev).map_err(candle_err)?)
                     .map_err(candle_err)?;
-            let b = Var::zeros(out, candle_core::DType::F64, &dev).map_err(candle_err)?;
+            let b = Var::zeros(out, DType::F32, &dev).map_err(candle_err)?;
             layers.push(Linear::new(
                 w.as_tensor().clone(),
                 Some(b.as_tensor().clone()),
@@ -387,7 +392,7 @@ impl Net {
         let idx = Tensor::from_vec(idx, 2 * b, x.device())?;
         let f = self.forward(&x.index_select(&idx, 0)?)?;
         let diff = (f.narrow(0, 0, b)? - f.narrow(0, b, b)?)?;
-        let above: Vec<f64> = pairs.iter().map(|p| p.2).collect();
+        let above: Vec<f32> = pairs.iter().map(|p| p.2 as f32).collect();
         let above = Tensor::from_vec(above, b, x.device())?;
         let equal = above.affine(-1.0, 1.0)?;
         let hinge = diff.affine(-1.0, 1.0)?.relu()?.sqr()?;
@@ -408,7 +413,7 @@ impl Net {
             buf.clear();
             buf.extend(chunk.iter().map(|&k| pairs[k]));
             let loss = self.pair_loss(x, buf).map_err(candle_err)?;
-            let v = loss.to_scalar::<f64>().map_err(candle_err)?;
+            let v = loss.to_scalar::<f32>().map_err(candle_err)? as f64;
             if !v.is_finite() {
                 self.alive = false;
                 return Ok(());
@@ -421,17 +426,25 @@ impl Net {
     /// Scores of the local points `x`.
     fn scores(&self, x: &Tensor) -> Result<Vec<f64>, AlgoError> {
         self.forward(x)
-            .and_then(|f| f.to_vec1::<f64>())
+            .and_then(|f| f.to_dtype(DType::F64)?.to_vec1::<f64>())
             .map_err(candle_err)
     }
 
     fn export(&self, mean: &Array1<f64>, inv_std: &Array1<f64>) -> Result<Mlp, AlgoError> {
         let mut layers = Vec::new();
         for pair in self.vars.chunks(2) {
-            let w = pair[0].as_tensor().to_vec2::<f64>().map_err(candle_err)?;
+            let w = pair[0]
+                .as_tensor()
+                .to_dtype(DType::F64)
+                .and_then(|t| t.to_vec2::<f64>())
+                .map_err(candle_err)?;
             let (out, inp) = (w.len(), w[0].len());
             let wt = Array2::from_shape_fn((inp, out), |(a, b)| w[b][a]);
-            let b = pair[1].as_tensor().to_vec1::<f64>().map_err(candle_err)?;
+            let b = pair[1]
+                .as_tensor()
+                .to_dtype(DType::F64)
+                .and_then(|t| t.to_vec1::<f64>())
+                .map_err(candle_err)?;
             layers.push((wt, Array1::from(b)));
         }
         Ok(Mlp {
@@ -505,7 +518,7 @@ impl<'a> DeepRun<'a> {
                 x.row(i)
                     .iter()
                     .zip(mean.iter().zip(&inv_std))
-                    .map(|(v, (mu, s))| (v - mu) * s),
+                    .map(|(v, (mu, s))| ((v - mu) * s) as f32),
             );
         }
         let local_t = Tensor::from_vec(data, (rows.len(), m), &Device::Cpu).map_err(candle_err)?;
@@ -542,7 +555,8 @@ impl<'a> DeepRun<'a> {
                     0.0
                 } else {
                     net.pair_loss(local, train)
-                        .and_then(|l| l.to_scalar::<f64>())
+                        .and_then(|l| l.to_scalar::<f32>())
+                        .map(f64::from)
                         .map_err(candle_err)?
                 };
                 if !loss.is_finite() {
@@ -699,7 +713,7 @@ mod tests {
     /// MNIST's failure (previous sessions): standardising each pixel by its SD over all 60,000
     /// images maps ink on a nearly blank pixel to up to 245 SDs, and SGD on such inputs diverged
     /// (non-finite loss in every restart) or killed the ReLUs (the untrained model won the
-    /// validation). Here every labelled point carries two features of the noise features' size
+    /// validation); here, plain standardisation gives tau 0 (f32) or fails (f64). Here every labelled point carries two features of the noise features' size
     /// (0.5) that are zero on the other 19,990 points: about 141 SDs under plain
     /// standardisation, 2.6 with the floor.
     #[test]
@@ -748,13 +762,15 @@ mod tests {
             .map(|()| obs.seen.pop().expect("a report").1)
         };
         let tau = |m: &PairModel| kendall_tau(m.scores.as_slice().unwrap(), &data.rank);
-        // The scenario is MNIST's: plain standardisation (`sd_floor` 0) diverges.
-        let plain = fit(0.0);
-        assert!(
-            plain.is_err(),
-            "plain standardisation trained: tau {:?}",
-            plain.map(|m| tau(&m))
-        );
+        // The scenario is MNIST's: plain standardisation (`sd_floor` 0) diverges (a non-finite
+        // loss in every restart) or kills the ReLUs (a constant network, tau 0).
+        if let Ok(m) = fit(0.0) {
+            assert!(
+                tau(&m) < 0.5,
+                "plain standardisation trained: tau {}",
+                tau(&m)
+            );
+        }
         let floored = fit(default_sd_floor()).unwrap();
         assert!(floored.objective.is_finite());
         assert!(tau(&floored) > 0.8, "tau {}", tau(&floored));
