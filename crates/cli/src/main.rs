@@ -4,7 +4,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 use dyad_harness::profile::Profile;
 use dyad_harness::results::ExperimentResults;
-use dyad_harness::run::{Progress, Recompute, RunOptions, execute};
+use dyad_harness::run::{Progress, Recompute, RunOptions, execute, human_seconds};
 use dyad_harness::{Workspace, check, data};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -483,16 +483,6 @@ fn report_recomputed(again: &[dyad_harness::run::Recomputed]) {
                 r.cell
             ),
         }
-    }
-}
-
-fn human_seconds(s: f64) -> String {
-    if s < 120.0 {
-        format!("{s:.0} s")
-    } else if s < 7200.0 {
-        format!("{:.1} min", s / 60.0)
-    } else {
-        format!("{:.1} h", s / 3600.0)
     }
 }
 

@@ -119,27 +119,32 @@ pub fn ready(res: &ExperimentResults<'_>, claim: &Claim) -> bool {
     missing_for(res, claim) == 0
 }
 
-/// Whether data set `d` (index) is read by `claim`.
-fn reads(res: &ExperimentResults<'_>, claim: &Claim, d: usize) -> bool {
-    let id = res.plan.datasets[d].id.as_str();
-    covered(res, claim).contains(&id) || claim.versus_dataset.as_deref() == Some(id)
+/// Per data set of the plan (by index): whether `claim` reads it.
+fn reads(res: &ExperimentResults<'_>, claim: &Claim) -> Vec<bool> {
+    let covered = covered(res, claim);
+    res.plan
+        .datasets
+        .iter()
+        .map(|d| {
+            covered.contains(&d.id.as_str())
+                || claim.versus_dataset.as_deref() == Some(d.id.as_str())
+        })
+        .collect()
 }
 
 fn missing_for(res: &ExperimentResults<'_>, claim: &Claim) -> usize {
+    let read = reads(res, claim);
     res.missing_by_dataset()
         .iter()
-        .enumerate()
-        .filter(|&(d, _)| reads(res, claim, d))
-        .map(|(_, m)| m)
+        .zip(&read)
+        .filter(|&(_, &r)| r)
+        .map(|(m, _)| m)
         .sum()
 }
 
 fn cells_for(res: &ExperimentResults<'_>, claim: &Claim) -> usize {
-    res.plan
-        .cells
-        .iter()
-        .filter(|c| reads(res, claim, c.dataset))
-        .count()
+    let read = reads(res, claim);
+    res.plan.cells.iter().filter(|c| read[c.dataset]).count()
 }
 
 fn covered<'a>(res: &'a ExperimentResults<'_>, claim: &'a Claim) -> Vec<&'a str> {

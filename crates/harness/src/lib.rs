@@ -223,10 +223,7 @@ impl Workspace {
                 let figs = report::report_dir(&self.results, p.profile).join("figures");
                 for plot in &p.spec.spec.plots {
                     let stem = format!("{}-{}", p.spec.id.replace('/', "-"), plot.id);
-                    // The PARTIAL figures drawn while cells were missing are superseded.
-                    for ext in ["svg", "png"] {
-                        let _ = std::fs::remove_file(figs.join(format!("{stem}-partial.{ext}")));
-                    }
+                    remove_partial(&figs, &stem);
                     let paths = plots::render(&res, plot, &figs, &stem).map_err(|e| {
                         HarnessError::Other(format!("{}: plot `{}`: {e}", p.spec.id, plot.id))
                     })?;
@@ -276,9 +273,11 @@ impl Workspace {
         Ok(paths)
     }
 
-    /// The `[[figures]]` of every complete experiment whose sources (plots of it or of other
-    /// specs of the same paper among `plans`) are complete too; a figure whose sources are not
-    /// all there is not drawn, and its experiment's `figures_waiting` says what it waits for.
+    /// The `[[figures]]` of every experiment whose sources (plots of it or of other specs of
+    /// the same paper among `plans`) are complete. A figure whose sources miss cells waits
+    /// (its experiment's `figures_waiting` says for what) and is drawn meanwhile from the
+    /// panels of their complete data sets as `<stem>-partial`, titled PARTIAL; one whose
+    /// source spec is not selected is not drawn.
     fn composite_figures(
         &self,
         plans: &[Plan],
@@ -337,11 +336,7 @@ impl Workspace {
                 // panels of the complete data sets, titled PARTIAL.
                 let (title, stem, parts): (String, String, Vec<(usize, spec::PlotSpec)>) =
                     if waiting.is_empty() {
-                        // The PARTIAL version drawn while cells were missing is superseded.
-                        for ext in ["svg", "png"] {
-                            let _ =
-                                std::fs::remove_file(figs.join(format!("{stem}-partial.{ext}")));
-                        }
+                        remove_partial(&figs, &stem);
                         let all = sources.iter().map(|&(_, plot)| plot.clone()).enumerate();
                         (fig.title.clone(), stem, all.collect())
                     } else if unselected {
@@ -420,6 +415,13 @@ impl Workspace {
         cache::write_atomic(&html, report::to_html(&doc).as_bytes()).map_err(|e| io(&html, e))?;
         cache::write_atomic(&md, report::to_markdown(&doc).as_bytes()).map_err(|e| io(&md, e))?;
         Ok([html, md])
+    }
+}
+
+/// Deletes the PARTIAL version of figure `stem`, which its complete version supersedes.
+fn remove_partial(figs: &Path, stem: &str) {
+    for ext in ["svg", "png"] {
+        let _ = std::fs::remove_file(figs.join(format!("{stem}-partial.{ext}")));
     }
 }
 

@@ -226,10 +226,17 @@ fn execute_filtered(
         .max(1);
     let estimates: HashMap<(usize, usize), (Group, Option<f64>)> = pending
         .iter()
-        .map(|&c| (c, (group(plans, c), timings.estimate(c, group(plans, c)))))
+        .map(|&c| {
+            let g = group(plans, c);
+            (c, (g, timings.estimate(c, g)))
+        })
         .collect();
-    let reporter = Reporter::new(opts.progress, pending.len(), summary.cached)
-        .with_estimates(estimates.values().copied(), threads);
+    let reporter = Reporter::new(
+        opts.progress,
+        summary.cached,
+        estimates.values().copied(),
+        threads,
+    );
     let abort = AtomicBool::new(false);
     let computed = AtomicUsize::new(0);
     let by_others = AtomicUsize::new(0);
@@ -608,21 +615,26 @@ impl Remaining {
     }
 }
 
-/// `3.2 h`, `14 min`, `40 s`, `a second`.
-fn human(secs: f64) -> String {
-    if secs >= 5400.0 {
-        format!("{:.1} h", secs / 3600.0)
-    } else if secs >= 90.0 {
-        format!("{:.0} min", secs / 60.0)
-    } else if secs >= 1.5 {
-        format!("{secs:.0} s")
+/// Seconds as `40 s`, `14.5 min` or `3.2 h` (at least `1 s`).
+pub fn human_seconds(s: f64) -> String {
+    if s < 120.0 {
+        format!("{:.0} s", s.max(1.0))
+    } else if s < 7200.0 {
+        format!("{:.1} min", s / 60.0)
     } else {
-        "a second".to_string()
+        format!("{:.1} h", s / 3600.0)
     }
 }
 
 impl Reporter {
-    fn new(mode: Progress, total: usize, cached: usize) -> Self {
+    /// `cells`: the group and cached estimate of each cell to compute; `workers` run them.
+    fn new(
+        mode: Progress,
+        cached: usize,
+        cells: impl ExactSizeIterator<Item = (Group, Option<f64>)>,
+        workers: usize,
+    ) -> Self {
+        let total = cells.len();
         let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false");
         let tty = std::io::stderr().is_terminal();
         let bar = (mode == Progress::Auto && tty && !ci).then(|| {
@@ -644,19 +656,9 @@ impl Reporter {
             plain,
             total,
             done: AtomicUsize::new(0),
-            left: Mutex::new(Remaining::default()),
-            workers: 1,
+            left: Mutex::new(Remaining::new(cells)),
+            workers: workers.max(1),
         }
-    }
-
-    fn with_estimates(
-        mut self,
-        cells: impl IntoIterator<Item = (Group, Option<f64>)>,
-        workers: usize,
-    ) -> Self {
-        self.left = Mutex::new(Remaining::new(cells));
-        self.workers = workers.max(1);
-        self
     }
 
     /// `; about 1.2 h left on 2 workers, plus 3 cells without a timing`, `; 3 cells left
@@ -680,10 +682,13 @@ impl Reporter {
         match (secs > 0.0, unknown) {
             (false, 0) => String::new(),
             (false, n) => format!("; {} left without a timing", cells(n)),
-            (true, 0) => format!("; about {} left{on}", human(secs / self.workers as f64)),
+            (true, 0) => format!(
+                "; about {} left{on}",
+                human_seconds(secs / self.workers as f64)
+            ),
             (true, n) => format!(
                 "; about {} left{on}, plus {} without a timing",
-                human(secs / self.workers as f64),
+                human_seconds(secs / self.workers as f64),
                 cells(n)
             ),
         }
@@ -731,7 +736,7 @@ impl Reporter {
 
 #[cfg(test)]
 mod tests {
-    use super::{Remaining, Timings, human, on_threads};
+    use super::{Remaining, Timings, human_seconds, on_threads};
     use rayon::prelude::*;
     use std::cell::Cell;
     use std::sync::Mutex;
@@ -766,10 +771,16 @@ mod tests {
         r.finish((a, Some(30.0)), Some(1.0));
         assert_eq!(r.left(), (0.0, 0));
         assert_eq!(
-            (human(40.0), human(600.0), human(9000.0)),
             (
+                human_seconds(0.2),
+                human_seconds(40.0),
+                human_seconds(600.0),
+                human_seconds(9000.0)
+            ),
+            (
+                "1 s".to_string(),
                 "40 s".to_string(),
-                "10 min".to_string(),
+                "10.0 min".to_string(),
                 "2.5 h".to_string()
             )
         );

@@ -587,15 +587,19 @@ fn a_report_keeps_the_sections_whose_cells_are_gone() {
     }
 }
 
+/// SPEC with a second data set, `other` (same stand-in, another seed).
+fn two_datasets() -> String {
+    SPEC.replace(
+        "[protocol]",
+        "[[datasets]]\nid = \"other\"\nname = \"caltech256-standin\"\nparams = { classes = 4, per_class = 12, dim = 200, seed = 6 }\n\n[protocol]",
+    )
+}
+
 /// A partly computed spec shows the summary of its complete data sets (a long paper run's
 /// finished panels), never of the data sets that still miss cells.
 #[test]
 fn an_incomplete_report_summarises_its_complete_data_sets_only() {
-    let two = SPEC
-        .replace(
-            "[protocol]",
-            "[[datasets]]\nid = \"other\"\nname = \"caltech256-standin\"\nparams = { classes = 4, per_class = 12, dim = 200, seed = 6 }\n\n[protocol]",
-        )
+    let two = two_datasets()
         .replacen(
             "[[expect]]",
             "[[claims]]\nid = \"c2\"\ntext = \"OASIS beats Euclidean on other\"\nkind = \"greater\"\nmetric = \"map\"\nsolver = \"oasis\"\nversus = \"euclidean\"\ndatasets = [\"other\"]\n\n[[expect]]",
@@ -690,10 +694,7 @@ fn an_incomplete_report_summarises_its_complete_data_sets_only() {
 /// of the specs: a solver never timed on this data set takes its time on another.
 #[test]
 fn estimates_of_a_narrowed_plan_learn_from_every_cell() {
-    let two = SPEC.replace(
-        "[protocol]",
-        "[[datasets]]\nid = \"other\"\nname = \"caltech256-standin\"\nparams = { classes = 4, per_class = 12, dim = 200, seed = 6 }\n\n[protocol]",
-    );
+    let two = two_datasets();
     let f = fixture(&two);
     let (plans, _) = plan_and_run(&f.ws, 2);
     let cache = f.ws.cache();

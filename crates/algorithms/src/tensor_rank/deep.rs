@@ -671,18 +671,23 @@ mod tests {
         }
     }
 
-    #[test]
-    fn dr_learns_a_planted_order_and_its_function_reproduces_its_scores() {
-        let mut data = planted_classes(150, 5, 5, 4);
+    /// Validation labels drawn like the training ones (2 per class pair and class), disjoint
+    /// from them.
+    fn validation_pairs(data: &super::super::testkit::Planted, seed: u64) -> super::super::Pairs {
         let used = data
             .input
             .train
             .iter()
             .map(|(i, j)| (i.min(j), i.max(j)))
             .collect();
-        let val =
-            super::super::synthetic::class_pairs(&data.class, &data.rank, 2, &used, &mut seeded(9))
-                .unwrap();
+        super::super::synthetic::class_pairs(&data.class, &data.rank, 2, &used, &mut seeded(seed))
+            .unwrap()
+    }
+
+    #[test]
+    fn dr_learns_a_planted_order_and_its_function_reproduces_its_scores() {
+        let mut data = planted_classes(150, 5, 5, 4);
+        let val = validation_pairs(&data, 9);
         data.input.validation = Some(val.clone());
         let mut obs = Models::<PairModel>::default();
         let schedule = Schedule::new(vec![0, 30]);
@@ -713,22 +718,14 @@ mod tests {
     /// MNIST's failure (previous sessions): standardising each pixel by its SD over all 60,000
     /// images maps ink on a nearly blank pixel to up to 245 SDs, and SGD on such inputs diverged
     /// (non-finite loss in every restart) or killed the ReLUs (the untrained model won the
-    /// validation); here, plain standardisation gives tau 0 (f32) or fails (f64). Here every labelled point carries two features of the noise features' size
+    /// validation). Here every labelled point carries two features of the noise features' size
     /// (0.5) that are zero on the other 19,990 points: about 141 SDs under plain
-    /// standardisation, 2.6 with the floor.
+    /// standardisation (which then gives tau 0 in f32, fails in f64), 2.6 with the floor.
     #[test]
     fn dr_learns_when_labelled_points_carry_rare_huge_features() {
         let n = 20_000;
         let mut data = planted_classes(n, 4, 5, 7);
-        let used = data
-            .input
-            .train
-            .iter()
-            .map(|(i, j)| (i.min(j), i.max(j)))
-            .collect();
-        let val =
-            super::super::synthetic::class_pairs(&data.class, &data.rank, 2, &used, &mut seeded(8))
-                .unwrap();
+        let val = validation_pairs(&data, 8);
         let mut labelled: Vec<usize> = data
             .input
             .train
