@@ -168,14 +168,19 @@ fn class_order_cells_record_tau_per_l_and_the_chosen_hyper_parameters() {
         let t0 = select(&res, solver, "tau_mean", "all", None, At::Step(0));
         assert_eq!(t0, vec![0.0, 0.0], "{solver}");
     }
-    // The chosen lambda is one of the grid's, per l; DR's chosen step is a checkpoint.
+    // DR's untrained networks (step 0) are read too, but never chosen (below): every cell
+    // records their tau_mean, which a CI band must exclude.
+    let t0 = select(&res, "DR", "tau_mean", "all", None, At::Step(0));
+    assert_eq!(t0.len(), 2, "{t0:?}");
+    // The chosen lambda is one of the grid's, per l; DR's chosen step is a checkpoint after
+    // set-up (the untrained network is not in the epoch grid).
     for l in [1.0, 3.0] {
         let lam = select(&res, "RS", "chosen_lambda", "validation", Some(l), At::Last);
         assert!(lam.iter().all(|v| *v == 0.01 || *v == 100.0), "{lam:?}");
         let lam = select(&res, "TR", "chosen_lambda", "validation", Some(l), At::Last);
         assert!(lam.iter().all(|v| *v == 0.01 || *v == 1.0), "{lam:?}");
         let step = select(&res, "DR", "chosen_step", "validation", Some(l), At::Last);
-        assert!(step.iter().all(|s| [0.0, 2.0, 4.0].contains(s)), "{step:?}");
+        assert!(step.iter().all(|s| [2.0, 4.0].contains(s)), "{step:?}");
         // The chosen model's validation tau is what selected it: at least as good as chance.
         let v = select(
             &res,
@@ -251,6 +256,34 @@ fn class_order_cells_record_tau_per_l_and_the_chosen_hyper_parameters() {
     );
     let written = f.ws.outputs(&plans).unwrap();
     assert_eq!(written[0].figures.len(), 2, "one plot, svg and png");
+}
+
+#[test]
+fn dr_never_chooses_its_untrained_network() {
+    // A learning rate of 1e-12 leaves the networks as they were drawn: every checkpoint ties
+    // with the untrained one on the validation pairs, and ties go to the earliest candidate.
+    // The epoch grid is the checkpoints after set-up, so the earliest is step 2, not 0.
+    let dr_only = SPEC.split("[[solvers]]").next().unwrap().to_string()
+        + r#"
+[[solvers]]
+name = "dr"
+params = { width = 8, epochs = 4, restarts = 1, learning_rate = 1e-12 }
+checkpoints = { max = 4, every = 2 }
+"#;
+    let f = fixture(&dr_only);
+    let (plans, s) = plan_and_run(&f.ws, 2);
+    assert!(s.ok(), "{:?}", s.failed);
+    let res = ExperimentResults::load(&plans[0], &f.ws.cache());
+    for l in [1.0, 3.0] {
+        let step = select(&res, "DR", "chosen_step", "validation", Some(l), At::Last);
+        assert_eq!(step, vec![2.0, 2.0], "l = {l}");
+        // The untrained networks' tau is still read: what CI bands exclude.
+        let t0 = select(&res, "DR", "tau", "all", Some(l), At::Step(0));
+        let t2 = select(&res, "DR", "tau", "all", Some(l), At::Step(2));
+        for (a, b) in t0.iter().zip(&t2) {
+            assert!((a - b).abs() < 1e-3, "step 0 {a} vs step 2 {b}");
+        }
+    }
 }
 
 #[test]

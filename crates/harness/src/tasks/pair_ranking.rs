@@ -46,8 +46,9 @@
 //!   `unlabelled` (points in no training **and** no validation pair);
 //! * `validation_tau` (set `validation`): the chosen model's τ on the validation pairs;
 //! * `chosen_<param>` (set `validation`) for every tuned numeric parameter (`chosen_lambda`,
-//!   `chosen_k`, `chosen_width`, ...), and `chosen_step` when steps are chosen (DR's epochs):
-//!   the hyper-parameters §3.11 selects, per x value (the cell's `tuned` column shows the
+//!   `chosen_k`, `chosen_width`, ...), and `chosen_step` when steps are chosen (DR's epochs,
+//!   among the checkpoints after set-up: the untrained network is no candidate): the
+//!   hyper-parameters §3.11 selects, per x value (the cell's `tuned` column shows the
 //!   candidate chosen most often);
 //! * `tau_sign` (set `all`, KR methods only): τ with each pair ordered by the sign of the
 //!   learned `K_ij` instead of the read-out `f*` (spec §3.8's secondary reading: the paper
@@ -226,7 +227,8 @@ impl Task for PairRankingTask {
         "pair-ranking"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: with steps chosen (DR's epochs), the untrained model (step 0) is no candidate.
+        2
     }
     fn description(&self) -> &'static str {
         "scores of all points from labelled pairs (tensor-ranking §4.1); Kendall tau against the true order, hyper-parameters chosen on validation pairs"
@@ -829,7 +831,7 @@ impl CellProtocol for PairRankingCell {
         let (mut sum_all, mut sum_unl) = (0.0, 0.0);
         // τ of the chosen runs' first reports (the untrained model after set-up): what a CI
         // band must exclude.
-        let (mut sum0_all, mut sum0_unl, mut untrained) = (0.0, 0.0, 0usize);
+        let (mut sum0_all, mut sum0_unl, mut untrained, mut step0) = (0.0, 0.0, 0usize, 0);
         for task in &tasks {
             let truth = &p.truths[task.truth];
             let mut labelled = vec![false; truth.len()];
@@ -872,7 +874,10 @@ impl CellProtocol for PairRankingCell {
                 out.eval_seconds += m.eval_seconds;
                 out.selection_seconds += m.last_seconds;
                 let candidates: Vec<usize> = if c.select_steps {
-                    (0..m.points.len()).collect()
+                    // The checkpoints after set-up: the untrained model (step 0) is not in
+                    // the tuned grid (§3.10's epochs), unless it is the only report.
+                    let trained = m.points.iter().position(|p| p.step > 0);
+                    (trained.unwrap_or(0)..m.points.len()).collect()
                 } else {
                     m.points.len().checked_sub(1).into_iter().collect()
                 };
@@ -910,6 +915,7 @@ impl CellProtocol for PairRankingCell {
             sum_unl += chosen.tau_unlabelled;
             if let Some(first) = run.first().filter(|f| f.step < chosen.step) {
                 untrained += 1;
+                step0 = first.step;
                 sum0_all += first.tau_all;
                 sum0_unl += first.tau_unlabelled;
                 for s in &c.evaluate {
@@ -1021,7 +1027,7 @@ impl CellProtocol for PairRankingCell {
                     PairSet::Unlabelled => sum0_unl,
                 } / xs;
                 out.records
-                    .push(rec(s.as_str(), "tau_mean", 0, 0.0, None, v));
+                    .push(rec(s.as_str(), "tau_mean", step0, 0.0, None, v));
             }
         }
         out.records.push(rec(
