@@ -171,6 +171,13 @@ enum Command {
         #[arg(long)]
         delete: bool,
     },
+    /// Cell archives: carry computed cells to another clone or machine. A cell's key hashes
+    /// its task, data identity, solver, parameters and code versions, so an imported cell is
+    /// used exactly where this clone would compute the same cell.
+    Archive {
+        #[command(subcommand)]
+        command: ArchiveCommand,
+    },
     /// Rebuild tables, figures and the report from cached cells.
     Report {
         /// Default: the profile of the last `run`/`reproduce` on these results, else `paper`.
@@ -193,6 +200,23 @@ enum Command {
         #[command(subcommand)]
         command: DataCommand,
     },
+}
+
+#[derive(Subcommand)]
+enum ArchiveCommand {
+    /// Copy the cached cells of specs (all when none is named) at a profile into a directory
+    /// (the cache's layout, `DIR/cells/`), keeping the cells it holds already.
+    Export {
+        targets: Vec<String>,
+        #[arg(long, default_value = "paper")]
+        profile: Profile,
+        /// The archive directory (created if needed).
+        #[arg(long)]
+        to: PathBuf,
+    },
+    /// Copy the valid cells of an archive that this cache lacks (files whose SHA-256 does not
+    /// match are listed and skipped; exits 1 when there were any).
+    Import { from: PathBuf },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -305,6 +329,7 @@ fn real_main() -> Result<ExitCode> {
         Command::Status { manifest } => slurm_status(&ws, manifest),
         Command::List => list(&ws),
         Command::Prune { delete } => prune(&ws, delete),
+        Command::Archive { command } => archive(&ws, command),
         Command::Report { profile } => {
             let profile = profile.unwrap_or_else(|| last_profile(&ws));
             let ctx = ws.data_context();
@@ -849,6 +874,50 @@ fn prune(ws: &Workspace, delete: bool) -> Result<ExitCode> {
         freed as f64 / 1e6
     );
     Ok(ExitCode::SUCCESS)
+}
+
+fn archive(ws: &Workspace, command: ArchiveCommand) -> Result<ExitCode> {
+    match command {
+        ArchiveCommand::Export {
+            targets,
+            profile,
+            to,
+        } => {
+            let ctx = ws.data_context();
+            let plans = plan_warn(ws, &ws.select_specs(&targets)?, profile, &ctx)?;
+            let t = ws
+                .export_cells(&plans, &to)
+                .with_context(|| format!("writing the archive {}", to.display()))?;
+            say!(
+                "archived {} cells ({:.1} MB) in {}; {} were there already, {} not computed yet",
+                t.copied,
+                t.bytes as f64 / 1e6,
+                to.display(),
+                t.present,
+                t.absent
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        ArchiveCommand::Import { from } => {
+            let t = ws.import_cells(&from)?;
+            for (path, why) in &t.invalid {
+                eprintln!("skipped {}: {why}", path.display());
+            }
+            say!(
+                "imported {} cells ({:.1} MB) from {}; {} were cached already, {} invalid",
+                t.copied,
+                t.bytes as f64 / 1e6,
+                from.display(),
+                t.present,
+                t.invalid.len()
+            );
+            Ok(if t.invalid.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+    }
 }
 
 fn check_bands(ws: &Workspace, targets: &[String], profile: Profile) -> Result<ExitCode> {

@@ -276,6 +276,102 @@ fn prune_lists_and_deletes_only_cells_no_spec_refers_to() {
 }
 
 #[test]
+fn an_archive_carries_computed_cells_to_another_clone() {
+    let ws = Ws::new(&spec(2, 200));
+    let o = ws.run(&["run", "demo", "--profile", "quick"]);
+    assert_eq!(summary(&o), (4, 0, 4), "{}", stderr(&o));
+    let out = |o: &Output| String::from_utf8_lossy(&o.stdout).into_owned();
+    let archive = ws.dir.path().join("archive");
+    let archive_arg = archive.to_str().unwrap();
+    let o = ws.run(&[
+        "archive",
+        "export",
+        "demo",
+        "--profile",
+        "quick",
+        "--to",
+        archive_arg,
+    ]);
+    assert!(
+        out(&o).contains("archived 4 cells"),
+        "{}{}",
+        out(&o),
+        stderr(&o)
+    );
+    // Again: nothing new. From a clone that computed nothing: nothing to archive.
+    let o = ws.run(&[
+        "archive",
+        "export",
+        "--profile",
+        "quick",
+        "--to",
+        archive_arg,
+    ]);
+    assert!(
+        out(&o).contains("archived 0 cells") && out(&o).contains("4 were there already"),
+        "{}",
+        out(&o)
+    );
+    let empty = Ws::new(&spec(2, 200));
+    let elsewhere = empty.dir.path().join("archive");
+    let o = empty.run(&[
+        "archive",
+        "export",
+        "--profile",
+        "quick",
+        "--to",
+        elsewhere.to_str().unwrap(),
+    ]);
+    assert!(out(&o).contains("4 not computed yet"), "{}", out(&o));
+    // Another clone of the same specs: the archive's cells are its cells, byte for byte.
+    let other = Ws::new(&spec(2, 200));
+    let o = other.run(&["archive", "import", archive_arg]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(out(&o).contains("imported 4 cells"), "{}", out(&o));
+    assert_eq!(
+        other
+            .cached_cells()
+            .iter()
+            .map(|c| &c.1)
+            .collect::<Vec<_>>(),
+        ws.cached_cells().iter().map(|c| &c.1).collect::<Vec<_>>()
+    );
+    let o = other.run(&["run", "demo", "--profile", "quick"]);
+    assert_eq!(summary(&o), (4, 4, 0), "{}", stderr(&o));
+    // A damaged archived cell is named and skipped; the others still come in.
+    let third = Ws::new(&spec(2, 200));
+    let mut files = Vec::new();
+    for shard in std::fs::read_dir(archive.join("cells")).unwrap().flatten() {
+        files.extend(
+            std::fs::read_dir(shard.path())
+                .unwrap()
+                .flatten()
+                .map(|f| f.path()),
+        );
+    }
+    files.sort();
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    std::fs::write(
+        &files[0],
+        text.replacen("\"value\":", "\"value\": 1e9, \"x\":", 1),
+    )
+    .unwrap();
+    let o = third.run(&["archive", "import", archive_arg]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains(files[0].to_str().unwrap()) && out(&o).contains("imported 3 cells"),
+        "{}{}",
+        out(&o),
+        stderr(&o)
+    );
+    let o = third.run(&["run", "demo", "--profile", "quick"]);
+    assert_eq!(summary(&o), (4, 3, 1), "{}", stderr(&o));
+    // Not an archive: said so.
+    let o = third.run(&["archive", "import", "experiments"]);
+    assert!(stderr(&o).contains("no cell archive"), "{}", stderr(&o));
+}
+
+#[test]
 fn a_killed_run_resumes_and_loses_no_finished_cell() {
     // 16 cells of a few tenths of a second each, one at a time.
     let ws = Ws::new(&spec(8, 60_000));

@@ -411,6 +411,16 @@ pub enum Invalid {
     Mismatch,
 }
 
+impl std::fmt::Display for Invalid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Invalid::Unreadable(e) => write!(f, "not a cell file: {e}"),
+            Invalid::Checksum => write!(f, "its content does not match its SHA-256"),
+            Invalid::Mismatch => write!(f, "a cell of another key or result format"),
+        }
+    }
+}
+
 /// The cell cache rooted at `<results>/cache`.
 #[derive(Debug, Clone)]
 pub struct Cache {
@@ -424,11 +434,20 @@ impl Cache {
         }
     }
 
+    /// A cache rooted at `root` itself (cells under `root/cells/`): a cell archive, which
+    /// `dyad archive` writes and reads (see [`crate::Workspace::export_cells`]).
+    pub fn at(root: &Path) -> Self {
+        Self {
+            root: root.to_path_buf(),
+        }
+    }
+
     pub fn root(&self) -> &Path {
         &self.root
     }
 
-    fn path(&self, key: &str) -> PathBuf {
+    /// The file that holds cell `key`.
+    pub fn path(&self, key: &str) -> PathBuf {
         self.root
             .join("cells")
             .join(&key[..2])

@@ -79,6 +79,21 @@ pub struct Orphans {
     pub bytes: u64,
 }
 
+/// What [`Workspace::export_cells`] or [`Workspace::import_cells`] did.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Transfer {
+    /// Cells copied.
+    pub copied: usize,
+    /// Bytes of the copied cells' files.
+    pub bytes: u64,
+    /// Valid cells the destination held already (left as they were).
+    pub present: usize,
+    /// Cells of the plans not computed yet (export).
+    pub absent: usize,
+    /// Files of the source that are no valid cell, and why (import; none is copied).
+    pub invalid: Vec<(PathBuf, String)>,
+}
+
 impl Workspace {
     pub fn data_context(&self) -> DataContext {
         DataContext::new(self.data_dir.clone(), self.results.join("cache"))
@@ -198,6 +213,64 @@ impl Workspace {
             g.keys.push(key);
         }
         groups.into_values().collect()
+    }
+
+    /// Copies the cached cells of `plans` into the cell archive `to` (created if needed; the
+    /// cache's own layout, `to/cells/<2 hex>/<key>.json`), leaving the cells it holds already.
+    /// A cell's key hashes its task, data identity, solver, parameters and code versions, so an
+    /// archive carries computed cells to another clone or machine: [`Self::import_cells`]
+    /// there, and exactly the cells it would compute the same way are reused.
+    pub fn export_cells(&self, plans: &[Plan], to: &Path) -> std::io::Result<Transfer> {
+        let (cache, archive) = (self.cache(), Cache::at(to));
+        let mut keys: Vec<&str> = plans
+            .iter()
+            .flat_map(|p| p.cells.iter().map(|c| c.key.as_str()))
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let mut t = Transfer::default();
+        for key in keys {
+            match cache.get(key) {
+                None => t.absent += 1,
+                Some(_) if archive.contains(key) => t.present += 1,
+                Some(cell) => {
+                    archive.put(&cell)?;
+                    t.copied += 1;
+                    t.bytes += archive.bytes(key);
+                }
+            }
+        }
+        Ok(t)
+    }
+
+    /// Copies every valid cell of the archive `from` (see [`Self::export_cells`]) that this
+    /// cache lacks; files that are no valid cell (truncated, edited: their SHA-256 does not
+    /// match) are listed in [`Transfer::invalid`] and not copied.
+    pub fn import_cells(&self, from: &Path) -> Result<Transfer, HarnessError> {
+        let (archive, cache) = (Cache::at(from), self.cache());
+        if !from.join("cells").is_dir() {
+            return Err(HarnessError::Other(format!(
+                "{} is no cell archive: it has no cells/ directory (`dyad archive export` \
+                 writes one)",
+                from.display()
+            )));
+        }
+        let mut t = Transfer::default();
+        for key in archive.keys() {
+            match archive.check(&key) {
+                Ok(Some(_)) if cache.contains(&key) => t.present += 1,
+                Ok(Some(cell)) => {
+                    cache.put(&cell).map_err(|e| {
+                        HarnessError::Other(format!("writing cell {key} into the cache: {e}"))
+                    })?;
+                    t.copied += 1;
+                    t.bytes += cache.bytes(&key);
+                }
+                Ok(None) => {}
+                Err(e) => t.invalid.push((archive.path(&key), e.to_string())),
+            }
+        }
+        Ok(t)
     }
 
     /// Tables (for every complete experiment) and figures into the profile's report directory.
