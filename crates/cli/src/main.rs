@@ -376,6 +376,15 @@ fn plan_warn(
     for w in dyad_harness::data::real_data_elsewhere(&plans, ctx) {
         eprintln!("{w}");
     }
+    let archived = ws.archived_missing(&plans);
+    if archived > 0 {
+        eprintln!(
+            "note: {} holds {archived} computed cells these specs lack here; `dyad archive \
+             import {}` copies them into the cache (nothing reads the archive by itself)",
+            ws.archive_dir().display(),
+            ws.archive_dir().display()
+        );
+    }
     Ok(plans)
 }
 

@@ -338,6 +338,17 @@ fn an_archive_carries_computed_cells_to_another_clone() {
     );
     let o = other.run(&["run", "demo", "--profile", "quick"]);
     assert_eq!(summary(&o), (4, 4, 0), "{}", stderr(&o));
+    // The results directory's own archive is pointed at, never read by itself.
+    let kept = other.results().join("archive");
+    std::fs::rename(&archive, &kept).unwrap();
+    std::fs::remove_dir_all(other.results().join("cache/cells")).unwrap();
+    let o = other.run(&["plan", "--profile", "quick"]);
+    assert!(
+        stderr(&o).contains("holds 4 computed cells"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::rename(&kept, &archive).unwrap();
     // A damaged archived cell is named and skipped; the others still come in.
     let third = Ws::new(&spec(2, 200));
     let mut files = Vec::new();

@@ -215,6 +215,29 @@ impl Workspace {
         groups.into_values().collect()
     }
 
+    /// The cell archive kept with the results, `<results>/archive` (this repository's
+    /// `results/archive/`): read only by `dyad archive import`.
+    pub fn archive_dir(&self) -> PathBuf {
+        self.results.join("archive")
+    }
+
+    /// How many cells of `plans` are missing from the cache but held by
+    /// [`Self::archive_dir`] (file present; validity is checked on import).
+    pub fn archived_missing(&self, plans: &[Plan]) -> usize {
+        let (cache, archive) = (self.cache(), Cache::at(&self.archive_dir()));
+        if !archive.root().is_dir() {
+            return 0;
+        }
+        let mut keys: Vec<&str> = plans
+            .iter()
+            .flat_map(|p| p.cells.iter().map(|c| c.key.as_str()))
+            .filter(|k| archive.path(k).is_file())
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys.into_iter().filter(|k| !cache.contains(k)).count()
+    }
+
     /// Copies the cached cells of `plans` into the cell archive `to` (created if needed; the
     /// cache's own layout, `to/cells/<2 hex>/<key>.json`), leaving the cells it holds already.
     /// A cell's key hashes its task, data identity, solver, parameters and code versions, so an
