@@ -218,7 +218,11 @@ pub struct LowRankProblem {
     l: Laplacian,
     lambda: f64,
     p: usize,
-    pairs: Vec<(usize, usize)>,
+    /// The pairs as `(i, j, slot of i, slot of j)`: a slot is a row of `C = B Q` kept for
+    /// each point of the pairs (`C_i` once per point, not once per pair).
+    pairs: Vec<(usize, usize, usize, usize)>,
+    /// The distinct points of the pairs, by slot.
+    labelled: Vec<usize>,
     n_above: usize,
     q: Array2<f64>,
 }
@@ -231,17 +235,28 @@ pub struct LowRankWorkspace {
     t: Array2<f64>,
     a1: Array2<f64>,
     a2: Array2<f64>,
-    ci: Vec<f64>,
-    cj: Vec<f64>,
+    /// `C_i = B_i Q` of the labelled points, slot by slot.
+    c: Vec<f64>,
 }
 
 impl LowRankProblem {
     pub fn new(l: Laplacian, lambda: f64, train: &Pairs, p: usize) -> Self {
+        let mut slot = vec![usize::MAX; l.n()];
+        let mut labelled = Vec::new();
+        let mut at = |i: usize| {
+            if slot[i] == usize::MAX {
+                slot[i] = labelled.len();
+                labelled.push(i);
+            }
+            slot[i]
+        };
+        let pairs = train.iter().map(|(i, j)| (i, j, at(i), at(j))).collect();
         Self {
             l,
             lambda,
             p,
-            pairs: train.iter().collect(),
+            pairs,
+            labelled,
             n_above: train.above.len(),
             q: q_matrix(p),
         }
@@ -265,19 +280,12 @@ impl LowRankProblem {
             t: Array2::zeros((p, p)),
             a1: Array2::zeros((p, p)),
             a2: Array2::zeros((p, p)),
-            ci: vec![0.0; p],
-            cj: vec![0.0; p],
+            c: vec![0.0; self.labelled.len() * p],
         }
     }
 
-    /// `K_ij = C_i · B_j` with `C_i = B_i Q`, leaving `C_i` in `ws.ci`.
-    fn k_ij(&self, b: &ArrayView2<'_, f64>, i: usize, j: usize, ws: &mut LowRankWorkspace) -> f64 {
-        q_right(row(b, i), &mut ws.ci);
-        dot(&ws.ci, row(b, j))
-    }
-
-    /// `E(B)`, leaving `LB`, `G` and `M` in `ws` for [`Self::gradient_cached`]. `b` must be
-    /// in standard layout.
+    /// `E(B)`, leaving `LB`, `G`, `M` and the labelled points' `C_i = B_i Q` in `ws` for
+    /// [`Self::gradient_cached`]. `b` must be in standard layout.
     pub fn objective(&self, b: ArrayView2<'_, f64>, ws: &mut LowRankWorkspace) -> f64 {
         self.l.apply_rows(b, ws.lb.view_mut());
         gemm_sym(ws.g.view_mut(), false, b.t(), b);
@@ -286,9 +294,14 @@ impl LowRankProblem {
         general_mat_mul(1.0, &ws.m, &self.q, 0.0, &mut ws.t);
         general_mat_mul(1.0, &self.q.t(), &ws.t, 0.0, &mut ws.a2);
         let reg: f64 = Zip::from(&ws.a2).and(&ws.g).fold(0.0, |s, a, g| s + a * g);
+        let p = self.p;
+        for (c, &i) in ws.c.chunks_exact_mut(p).zip(&self.labelled) {
+            q_right(row(&b, i), c);
+        }
         let mut loss = 0.0;
-        for (k, &(i, j)) in self.pairs.iter().enumerate() {
-            let v = self.k_ij(&b, i, j, ws);
+        for (k, &(_, j, si, _)) in self.pairs.iter().enumerate() {
+            // K_ij = C_i · B_j.
+            let v = dot(&ws.c[si * p..(si + 1) * p], row(&b, j));
             loss += if k < self.n_above {
                 (1.0 - v).max(0.0).powi(2)
             } else {
@@ -298,8 +311,8 @@ impl LowRankProblem {
         loss + self.lambda * reg
     }
 
-    /// `∇E(B)` into `grad`, using the `LB`, `G`, `M` that [`Self::objective`] left in `ws`
-    /// for this same `b`.
+    /// `∇E(B)` into `grad`, using the `LB`, `G`, `M` and `C` that [`Self::objective`] left
+    /// in `ws` for this same `b`.
     pub fn gradient_cached(
         &self,
         b: ArrayView2<'_, f64>,
@@ -316,8 +329,9 @@ impl LowRankProblem {
         gemm(grad.view_mut(), true, b, ws.a2.view());
         let gs = grad.as_slice_mut().expect("standard layout gradient");
         let p = self.p;
-        for (k, &(i, j)) in self.pairs.iter().enumerate() {
-            let v = self.k_ij(&b, i, j, ws); // C_i in ws.ci
+        for (k, &(i, j, si, sj)) in self.pairs.iter().enumerate() {
+            let (ci, cj) = (&ws.c[si * p..(si + 1) * p], &ws.c[sj * p..(sj + 1) * p]);
+            let v = dot(ci, row(&b, j));
             let g = if k < self.n_above {
                 -2.0 * (1.0 - v).max(0.0)
             } else {
@@ -326,11 +340,10 @@ impl LowRankProblem {
             if g == 0.0 {
                 continue;
             }
-            q_right(row(&b, j), &mut ws.cj);
-            for (o, c) in gs[i * p..(i + 1) * p].iter_mut().zip(&ws.cj) {
+            for (o, c) in gs[i * p..(i + 1) * p].iter_mut().zip(cj) {
                 *o -= g * c;
             }
-            for (o, c) in gs[j * p..(j + 1) * p].iter_mut().zip(&ws.ci) {
+            for (o, c) in gs[j * p..(j + 1) * p].iter_mut().zip(ci) {
                 *o += g * c;
             }
         }
