@@ -185,10 +185,7 @@ impl Workspace {
     /// Plan with the data directory the cells were computed with: a real data set resolved
     /// to its stand-in changes its cells' keys (see [`data::real_data_elsewhere`]).
     pub fn orphans(&self, plans: &[Plan]) -> Vec<Orphans> {
-        let wanted: std::collections::HashSet<&str> = plans
-            .iter()
-            .flat_map(|p| p.cells.iter().map(|c| c.key.as_str()))
-            .collect();
+        let wanted: std::collections::HashSet<&str> = plan_keys(plans).into_iter().collect();
         let cache = self.cache();
         let mut groups: std::collections::BTreeMap<String, Orphans> = Default::default();
         for key in cache.keys() {
@@ -228,14 +225,10 @@ impl Workspace {
         if !archive.root().is_dir() {
             return 0;
         }
-        let mut keys: Vec<&str> = plans
-            .iter()
-            .flat_map(|p| p.cells.iter().map(|c| c.key.as_str()))
-            .filter(|k| archive.path(k).is_file())
-            .collect();
-        keys.sort_unstable();
-        keys.dedup();
-        keys.into_iter().filter(|k| !cache.contains(k)).count()
+        plan_keys(plans)
+            .into_iter()
+            .filter(|k| archive.path(k).is_file() && !cache.contains(k))
+            .count()
     }
 
     /// Copies the cached cells of `plans` into the cell archive `to` (created if needed; the
@@ -245,14 +238,8 @@ impl Workspace {
     /// there, and exactly the cells it would compute the same way are reused.
     pub fn export_cells(&self, plans: &[Plan], to: &Path) -> std::io::Result<Transfer> {
         let (cache, archive) = (self.cache(), Cache::at(to));
-        let mut keys: Vec<&str> = plans
-            .iter()
-            .flat_map(|p| p.cells.iter().map(|c| c.key.as_str()))
-            .collect();
-        keys.sort_unstable();
-        keys.dedup();
         let mut t = Transfer::default();
-        for key in keys {
+        for key in plan_keys(plans) {
             match cache.get(key) {
                 None => t.absent += 1,
                 Some(_) if archive.contains(key) => t.present += 1,
@@ -512,6 +499,17 @@ impl Workspace {
         cache::write_atomic(&md, report::to_markdown(&doc).as_bytes()).map_err(|e| io(&md, e))?;
         Ok([html, md])
     }
+}
+
+/// The distinct cell keys of `plans`, sorted (specs can share cells).
+fn plan_keys(plans: &[Plan]) -> Vec<&str> {
+    let mut keys: Vec<&str> = plans
+        .iter()
+        .flat_map(|p| p.cells.iter().map(|c| c.key.as_str()))
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys
 }
 
 /// Deletes the PARTIAL version of figure `stem`, which its complete version supersedes.
