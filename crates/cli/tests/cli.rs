@@ -83,19 +83,27 @@ impl Ws {
     }
 
     fn cached_cells(&self) -> Vec<(PathBuf, Vec<u8>)> {
-        let mut out = Vec::new();
-        let cells = self.results().join("cache/cells");
-        for shard in std::fs::read_dir(&cells).into_iter().flatten().flatten() {
-            for f in std::fs::read_dir(shard.path()).unwrap().flatten() {
-                let p = f.path();
-                if p.extension().is_some_and(|x| x == "json") {
-                    out.push((p.clone(), std::fs::read(&p).unwrap()));
-                }
+        cell_files(&self.results().join("cache"))
+    }
+}
+
+/// The cell files (path, bytes) of a cache or cell archive rooted at `root`, sorted.
+fn cell_files(root: &std::path::Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    for shard in std::fs::read_dir(root.join("cells"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        for f in std::fs::read_dir(shard.path()).unwrap().flatten() {
+            let p = f.path();
+            if p.extension().is_some_and(|x| x == "json") {
+                out.push((p.clone(), std::fs::read(&p).unwrap()));
             }
         }
-        out.sort();
-        out
     }
+    out.sort();
+    out
 }
 
 fn stderr(o: &Output) -> String {
@@ -351,16 +359,7 @@ fn an_archive_carries_computed_cells_to_another_clone() {
     std::fs::rename(&kept, &archive).unwrap();
     // A damaged archived cell is named and skipped; the others still come in.
     let third = Ws::new(&spec(2, 200));
-    let mut files = Vec::new();
-    for shard in std::fs::read_dir(archive.join("cells")).unwrap().flatten() {
-        files.extend(
-            std::fs::read_dir(shard.path())
-                .unwrap()
-                .flatten()
-                .map(|f| f.path()),
-        );
-    }
-    files.sort();
+    let files: Vec<PathBuf> = cell_files(&archive).into_iter().map(|f| f.0).collect();
     let text = std::fs::read_to_string(&files[0]).unwrap();
     std::fs::write(
         &files[0],
