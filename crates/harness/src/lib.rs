@@ -68,6 +68,11 @@ pub struct Written {
     pub missing: usize,
     /// Composite figures (`[[figures]]`) not drawn, and what each waits for.
     pub figures_waiting: Vec<String>,
+    /// The report keeps this incomplete experiment's section from the report it replaces
+    /// (which had more of its cells, see [`report::Previous::keeps`]), so its PARTIAL
+    /// figures are left as that report drew them: redrawn from this cache they would show
+    /// other panels than the kept text describes.
+    pub kept: bool,
 }
 
 /// Cached cells of one kind that no spec refers to (see [`Workspace::orphans`]).
@@ -286,9 +291,16 @@ impl Workspace {
     /// Tables (for every complete experiment) and figures into the profile's report directory.
     pub fn outputs(&self, plans: &[Plan]) -> Result<Vec<Written>, HarnessError> {
         let cache = self.cache();
+        let mut previous: Vec<(Profile, report::Previous)> = Vec::new();
         let mut out = Vec::new();
         for p in plans {
             let res = ExperimentResults::load(p, &cache);
+            if !previous.iter().any(|(q, _)| *q == p.profile) {
+                previous.push((p.profile, self.previous_report(p.profile)));
+            }
+            let kept = previous
+                .iter()
+                .any(|(q, prev)| *q == p.profile && prev.keeps(&res).is_some());
             let mut w = Written {
                 experiment: p.spec.id.clone(),
                 tables: Vec::new(),
@@ -296,6 +308,7 @@ impl Workspace {
                 pictures: Vec::new(),
                 missing: res.missing(),
                 figures_waiting: Vec::new(),
+                kept,
             };
             if res.complete() {
                 let tables = self.results.join("tables").join(p.profile.as_str());
@@ -321,7 +334,7 @@ impl Workspace {
                         .map_err(|e| HarnessError::Other(format!("{}: {e}", path.display())))?;
                     w.pictures.push(path);
                 }
-            } else {
+            } else if !kept {
                 w.figures = self.partial_figures(&res)?;
             }
             out.push(w);
@@ -422,7 +435,7 @@ impl Workspace {
                         remove_partial(&figs, &stem);
                         let all = sources.iter().map(|&(_, plot)| plot.clone()).enumerate();
                         (fig.title.clone(), stem, all.collect())
-                    } else if unselected {
+                    } else if unselected || out[pi].kept {
                         continue;
                     } else {
                         let parts: Vec<(usize, spec::PlotSpec)> = sources
@@ -454,6 +467,14 @@ impl Workspace {
             }
         }
         Ok(())
+    }
+
+    /// The report of `profile` that the next one replaces (empty when there is none).
+    fn previous_report(&self, profile: Profile) -> report::Previous {
+        let md = report::report_dir(&self.results, profile).join("REPORT.md");
+        std::fs::read_to_string(md)
+            .map(|t| report::Previous::parse(&t))
+            .unwrap_or_default()
     }
 
     /// Write the report of `plans` (figures and tables are rewritten first); returns the
@@ -490,9 +511,7 @@ impl Workspace {
         let md = dir.join("REPORT.md");
         // The report being replaced: its complete sections stand in for experiments whose
         // cells this cache no longer has (a fresh clone of the committed paper report).
-        let previous = std::fs::read_to_string(&md)
-            .map(|t| report::Previous::parse(&t))
-            .unwrap_or_default();
+        let previous = self.previous_report(profile);
         let doc = report::document(&sections, profile, &previous);
         let io = |p: &Path, e: std::io::Error| HarnessError::Other(format!("{}: {e}", p.display()));
         cache::write_atomic(&html, report::to_html(&doc).as_bytes()).map_err(|e| io(&html, e))?;

@@ -224,20 +224,7 @@ pub fn document(sections: &[Section<'_>], profile: Profile, previous: &Previous)
     // than this cache (its partial summary, figures and claims would otherwise be lost).
     let kept: Vec<Option<&Vec<Block>>> = sections
         .iter()
-        .map(|s| {
-            let res = &s.results;
-            let id = &res.plan.spec.id;
-            if res.complete() {
-                return None;
-            }
-            previous.sections.get(id).or_else(|| {
-                previous
-                    .incomplete
-                    .get(id)
-                    .filter(|(_, had)| *had > res.cells.len() - res.missing())
-                    .map(|(b, _)| b)
-            })
-        })
+        .map(|s| previous.keeps(&s.results))
         .collect();
     let counts: Vec<(Tally, Tally)> = sections
         .iter()
@@ -826,6 +813,22 @@ const NOT_RUN: &str = "NOT RUN for profile";
 const INCOMPLETE: &str = "INCOMPLETE for profile";
 
 impl Previous {
+    /// The section of this report that a new report of `res` keeps in its place: a
+    /// complete one when `res` misses cells, or an INCOMPLETE one that had more cells than
+    /// `res` has. Its figures are that report's too (see `Workspace::outputs`).
+    pub fn keeps(&self, res: &ExperimentResults<'_>) -> Option<&Vec<Block>> {
+        if res.complete() {
+            return None;
+        }
+        let id = &res.plan.spec.id;
+        self.sections.get(id).or_else(|| {
+            self.incomplete
+                .get(id)
+                .filter(|(_, had)| *had > res.cells.len() - res.missing())
+                .map(|(b, _)| b)
+        })
+    }
+
     /// The complete sections of a report (those without a NOT RUN or INCOMPLETE line) and,
     /// apart, its INCOMPLETE ones with the number of cells they had. A section kept once
     /// before carries its own KEPT line, whose commit stays the one its cells were computed

@@ -677,6 +677,27 @@ fn an_incomplete_report_summarises_its_complete_data_sets_only() {
     assert_eq!(counts(&kept), counts(&text));
     std::fs::remove_dir_all(&cells).ok();
     std::fs::rename(&aside, &cells).unwrap();
+    // Fewer cells than the kept section had, but another data set complete (`small` back,
+    // two of `other` gone): the section is kept, and so are its PARTIAL pictures, which
+    // would otherwise show `small` beside text about `other`.
+    let picture = std::fs::read(&partial).unwrap();
+    let cache = f.ws.cache();
+    let restore = |key: &str| {
+        cache.put(&cache.superseded(key).unwrap()).unwrap();
+        cache.forget_superseded(key).unwrap();
+    };
+    restore(&first_small.key);
+    for c in plans[0].cells.iter().filter(|c| c.dataset == 1).take(2) {
+        cache.supersede(&c.key).unwrap();
+    }
+    let w = f.ws.outputs(&plans).unwrap();
+    assert!(w[0].kept && w[0].figures.is_empty(), "{w:?}");
+    let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
+    assert!(read(&md).contains("KEPT from the report generated at commit"));
+    assert_eq!(std::fs::read(&partial).unwrap(), picture);
+    for c in plans[0].cells.iter().filter(|c| c.dataset == 1).take(2) {
+        restore(&c.key);
+    }
     // The complete data set's rows are the full report's.
     let rows = |t: &str| -> Vec<String> {
         t.lines()
