@@ -900,8 +900,9 @@ impl Previous {
     }
 }
 
-/// A kept section: the earlier report's blocks with a KEPT line after the data list (once:
-/// a section kept again keeps its first line and the commit named there).
+/// A kept section: the earlier report's blocks with a KEPT line after the data list. A
+/// section kept again keeps the commit its first KEPT line names (the code that computed it)
+/// but says how many of the cells this cache holds now, not when it was first kept.
 fn kept_section(
     blocks: &[Block],
     res: &ExperimentResults<'_>,
@@ -909,12 +910,17 @@ fn kept_section(
     profile: Profile,
 ) -> Vec<Block> {
     let mut out = blocks.to_vec();
-    if out
+    let earlier = out
         .iter()
-        .any(|b| matches!(b, Block::Para(t) if t.starts_with(KEPT)))
-    {
-        return out;
-    }
+        .position(|b| matches!(b, Block::Para(t) if t.starts_with(KEPT)));
+    let commit = match earlier.map(|i| &out[i]) {
+        Some(Block::Para(t)) => t[KEPT.len()..]
+            .split(':')
+            .next()
+            .unwrap_or(commit)
+            .to_string(),
+        _ => commit.to_string(),
+    };
     let line = Block::Para(format!(
         "{KEPT}{commit}: this cache holds {} of this experiment's {} cells, so the section \
          below is that report's, unchanged, computed by the code of that commit. Run `dyad \
@@ -923,6 +929,10 @@ fn kept_section(
         res.cells.len(),
         res.plan.spec.id
     ));
+    if let Some(i) = earlier {
+        out[i] = line;
+        return out;
+    }
     let at = out
         .iter()
         .position(|b| matches!(b, Block::List(_)))

@@ -587,6 +587,42 @@ fn a_report_keeps_the_sections_whose_cells_are_gone() {
     }
 }
 
+/// A section kept again names the commit of its first KEPT line (the code that computed it)
+/// but counts the cells this cache holds now: a long run that has recomputed part of a kept
+/// spec says so.
+#[test]
+fn a_section_kept_again_counts_the_cells_held_now() {
+    let f = fixture(SPEC);
+    let (plans, _) = plan_and_run(&f.ws, 2);
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap();
+    f.ws.report(&plans, Profile::Quick).unwrap();
+    std::fs::remove_dir_all(f.ws.cache().root()).unwrap();
+    let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
+    let kept_line = |t: &str| {
+        let lines: Vec<String> = t
+            .lines()
+            .filter(|l| l.starts_with("KEPT from the report generated at commit "))
+            .map(str::to_string)
+            .collect();
+        assert_eq!(lines.len(), 1, "{t}");
+        lines[0].clone()
+    };
+    let first = kept_line(&read(&md));
+    assert!(
+        first.contains("holds 0 of this experiment's 4 cells"),
+        "{first}"
+    );
+    let (plans, _) = plan_and_run(&f.ws, 2);
+    f.ws.cache().supersede(&plans[0].cells[0].key).unwrap();
+    let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
+    let again = kept_line(&read(&md));
+    assert_eq!(
+        again,
+        first.replace("holds 0 of this", "holds 3 of this"),
+        "the commit of the first line, the count of now"
+    );
+}
+
 /// SPEC with a second data set, `other` (same stand-in, another seed).
 fn two_datasets() -> String {
     SPEC.replace(
