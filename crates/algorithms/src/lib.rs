@@ -106,6 +106,26 @@ pub trait Ranker: Send + Sync {
 
     /// Whether training proceeds in steps (so early stopping over a checkpoint grid applies).
     fn is_iterative(&self) -> bool;
+
+    /// The model it reports at step 0, when that is a fixed model the harness checks against
+    /// a baseline (`dyad check`'s sanity checks): default [`Start::Unstated`].
+    fn start(&self) -> Start {
+        Start::Unstated
+    }
+}
+
+/// A ranker's model before training, as far as it ranks like a baseline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// Nothing declared.
+    Unstated,
+    /// The bilinear form `W = I`, `S(p, q) = pᵀq`: it ranks exactly as the Euclidean baseline
+    /// on rows of unit norm (and rows without features, which both rank last).
+    IdentityBilinear,
+    /// The Mahalanobis distance with `M = I`: it ranks exactly as the Euclidean baseline.
+    IdentityDistance,
+    /// `W = 0`: every candidate scores alike, so every precision@k is at chance.
+    Zero,
 }
 
 /// The label-ranker family: learns to score labels for examples. Each training row's labels

@@ -423,6 +423,13 @@ fn run_and_write(
         None => execute(&plans, &opts),
     };
     report_recomputed(&summary.recomputed);
+    if summary.carried > 0 {
+        eprintln!(
+            "carried {} cached cells of an earlier task version to the current one (their \
+             records provably unchanged; the cell file names the key it came from)",
+            summary.carried
+        );
+    }
     let _ = std::fs::create_dir_all(&ws.results);
     let _ = std::fs::write(ws.results.join("last-profile"), args.profile.as_str());
     eprintln!(
@@ -939,8 +946,28 @@ fn check_bands(ws: &Workspace, targets: &[String], profile: Profile) -> Result<E
     let cache = ws.cache();
     let mut failures = Vec::new();
     let (mut n, mut within, mut skipped) = (0, 0, 0);
+    let (mut sane, mut sanity_n) = (0, 0);
     for p in &plans {
-        for line in check::check(&ExperimentResults::load(p, &cache)) {
+        let res = ExperimentResults::load(p, &cache);
+        for line in check::sanity(&res) {
+            sanity_n += 1;
+            say!(
+                "{:<6} {:<26} sanity: {} ({})",
+                if line.ok { "ok" } else { "FAIL" },
+                line.experiment,
+                line.what,
+                line.detail
+            );
+            if line.ok {
+                sane += 1;
+            } else {
+                failures.push(format!(
+                    "{} sanity: {}: {}",
+                    line.experiment, line.what, line.detail
+                ));
+            }
+        }
+        for line in check::check(&res) {
             n += 1;
             let value = line.value.map_or("—".to_string(), |v| format!("{v:.4}"));
             let status = match (line.ok, &line.skipped, &line.defect) {
@@ -981,12 +1008,13 @@ fn check_bands(ws: &Workspace, targets: &[String], profile: Profile) -> Result<E
     } else {
         String::new()
     };
+    say!("{sane} of {sanity_n} sanity checks hold (profile {profile})");
     if failures.is_empty() {
         say!("{within} of {n} expectations within their bands (profile {profile}){skipped_note}");
         Ok(ExitCode::SUCCESS)
     } else {
         eprintln!(
-            "{} of {n} expectations outside their bands or unable to fail (profile {profile}){skipped_note}:",
+            "{} failures among {n} expectations and {sanity_n} sanity checks (outside their bands, unable to fail, or a sanity check that does not hold; profile {profile}){skipped_note}:",
             failures.len()
         );
         for f in &failures {
@@ -1068,6 +1096,9 @@ fn data_command(ws: &Workspace, cmd: DataCommand) -> Result<ExitCode> {
                     .map(|d| d.name)
                     .collect();
                 say!("stands in for: {}", real.join(", "));
+                if let Some(rows) = data::rows(p, &ctx) {
+                    say!("rows:      {rows} (default parameters)");
+                }
                 return Ok(ExitCode::SUCCESS);
             }
             let d = lookup(&name)?;
@@ -1080,6 +1111,9 @@ fn data_command(ws: &Workspace, cmd: DataCommand) -> Result<ExitCode> {
                     data::Status::Broken(e) => format!("BROKEN: {e}"),
                 };
                 say!("status:    {status}");
+                if let Some(rows) = data::rows(p, &ctx) {
+                    say!("rows:      {rows} (default parameters)");
+                }
             }
             for s in d.sources {
                 say!("file:      {}", s.file);

@@ -402,3 +402,144 @@ mod tests {
         }
     }
 }
+
+/// Rows of a data set that a ranking or a distance cannot treat like the others: counted by
+/// [`LabeledSet::row_audit`], shown by `dyad data info` and on the report's data line, and
+/// handled by each data set's stated policy (its description; e.g. 20 Newsgroups drops the
+/// documents that keep no selected term, as the 1,000-word packaging of the same corpus did).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RowAudit {
+    pub rows: usize,
+    /// Rows without a non-zero feature.
+    pub empty: usize,
+    /// Rows holding a NaN or an infinite value.
+    pub non_finite: usize,
+    /// Rows whose features equal an earlier row's exactly.
+    pub duplicates: usize,
+    /// Of those, rows whose label differs from the earlier twin's (a tie no model can break).
+    pub duplicates_other_label: usize,
+    /// Non-empty rows whose Euclidean norm differs from 1 by more than 1e-9 (0: the data is
+    /// L2-normalised, so Euclidean distance and the identity bilinear form rank alike).
+    pub not_unit_norm: usize,
+}
+
+impl RowAudit {
+    /// Whether every row is usable as it is (no empty, non-finite or duplicate row).
+    pub fn is_clean(&self) -> bool {
+        self.empty == 0 && self.non_finite == 0 && self.duplicates == 0
+    }
+
+    /// One line for `dyad data info` and the report's data line.
+    pub fn summary(&self) -> String {
+        let mut parts = vec![format!("{} rows", self.rows)];
+        parts.push(format!("{} empty", self.empty));
+        parts.push(format!("{} non-finite", self.non_finite));
+        parts.push(if self.duplicates_other_label > 0 {
+            format!(
+                "{} duplicates ({} with another label)",
+                self.duplicates, self.duplicates_other_label
+            )
+        } else {
+            format!("{} duplicates", self.duplicates)
+        });
+        parts.push(if self.not_unit_norm == 0 {
+            "unit norm".to_string()
+        } else {
+            format!("{} not of unit norm", self.not_unit_norm)
+        });
+        parts.join(", ")
+    }
+}
+
+impl LabeledSet {
+    /// Count the degenerate rows (see [`RowAudit`]): `O(nnz)` with one hash per row.
+    pub fn row_audit(&self) -> RowAudit {
+        use std::collections::HashMap;
+        use std::hash::{DefaultHasher, Hash, Hasher};
+        let mut a = RowAudit {
+            rows: self.n(),
+            ..RowAudit::default()
+        };
+        // Rows by the hash of their non-zero entries, then compared exactly.
+        let mut seen: HashMap<u64, Vec<usize>> = HashMap::new();
+        let nonzero = |i: usize| {
+            let r = self.x.outer_view(i).expect("row in range");
+            r.indices()
+                .iter()
+                .zip(r.data())
+                .filter(|(_, v)| **v != 0.0)
+                .map(|(&j, &v)| (j, v.to_bits()))
+                .collect::<Vec<(usize, u64)>>()
+        };
+        for i in 0..self.n() {
+            let row = self.x.outer_view(i).expect("row in range");
+            if row.data().iter().any(|v| !v.is_finite()) {
+                a.non_finite += 1;
+                continue;
+            }
+            let entries = nonzero(i);
+            if entries.is_empty() {
+                a.empty += 1;
+                continue;
+            }
+            let norm = row.data().iter().map(|v| v * v).sum::<f64>().sqrt();
+            if (norm - 1.0).abs() > 1e-9 {
+                a.not_unit_norm += 1;
+            }
+            let mut h = DefaultHasher::new();
+            entries.hash(&mut h);
+            let bucket = seen.entry(h.finish()).or_default();
+            if let Some(&twin) = bucket.iter().find(|&&t| nonzero(t) == entries) {
+                a.duplicates += 1;
+                if self.labels[twin] != self.labels[i] {
+                    a.duplicates_other_label += 1;
+                }
+            } else {
+                bucket.push(i);
+            }
+        }
+        a
+    }
+}
+
+#[cfg(test)]
+mod audit_tests {
+    use super::*;
+
+    #[test]
+    fn counts_empty_duplicate_and_non_unit_rows() {
+        let s = 0.6;
+        let set = LabeledSet::from_dense_rows(
+            &[
+                vec![s, 0.8, 0.0],
+                vec![0.0, 0.0, 0.0],
+                vec![s, 0.8, 0.0],
+                vec![s, 0.8, 0.0],
+                vec![0.0, 2.0, 0.0],
+                vec![0.0, 0.0, 1.0],
+            ],
+            vec![0, 0, 0, 1, 1, 1],
+            2,
+        );
+        let a = set.row_audit();
+        assert_eq!(
+            a,
+            RowAudit {
+                rows: 6,
+                empty: 1,
+                non_finite: 0,
+                duplicates: 2,
+                duplicates_other_label: 1,
+                not_unit_norm: 1,
+            }
+        );
+        assert!(!a.is_clean());
+        assert_eq!(
+            a.summary(),
+            "6 rows, 1 empty, 0 non-finite, 2 duplicates (1 with another label), 1 not of unit norm"
+        );
+        let mut bad = set.clone();
+        bad.x.data_mut()[0] = f64::NAN;
+        assert_eq!(bad.row_audit().non_finite, 1);
+    }
+}

@@ -3,8 +3,34 @@
 //! precision = mean of precision@r over the ranks r that hold a relevant item (non-
 //! interpolated, every relevant item present in the ranking); mAP = mean AP over queries.
 //!
-//! Ties are broken deterministically by ascending candidate index (the spec leaves
-//! tie-breaking open); NaN scores rank last.
+//! # Ties
+//!
+//! Candidates with equal scores form a tied group, and a metric is its **expected value over
+//! the uniformly random orderings of every tied group** (McSherry & Najork, "Computing
+//! information retrieval performance measures efficiently in the presence of tied scores",
+//! ECIR 2008). The spec leaves tie-breaking open; an order fixed by candidate index would make
+//! a model that scores many candidates alike (a zero start, duplicate rows, empty rows) look
+//! better or worse according to how the data set happens to be sorted (20 Newsgroups is
+//! sorted by newsgroup). With this rule a constant scorer sits exactly at chance for every
+//! precision@k, and a ranking without ties is scored exactly as before (the same arithmetic,
+//! bit for bit). NaN scores count as `-inf`: last, tied with each other and with `-inf`.
+//!
+//! In a tied group of `g` candidates holding `r` relevant ones, after `h` relevant ones in the
+//! `s` positions before it: the expected hits within the first `j` positions of the group are
+//! `r j / g`, so precision at position `s + j` is `(h + r j / g) / (s + j)`; a position of the
+//! group holds a relevant candidate with probability `r / g`, and then `(r − 1)(j − 1)/(g − 1)`
+//! relevant ones are expected before it within the group, which gives the expected AP terms.
+//!
+//! # Rows without features
+//!
+//! [`evaluate_retrieval`] ranks a database row with no non-zero feature (a document that kept
+//! no selected term, an all-zero vector) **last**, below every row with features, whatever the
+//! model: it carries no evidence of relevance, and a distance scorer would otherwise place it
+//! at `-||q||²`, above every real candidate farther than that (the bug that put 20 Newsgroups'
+//! empty documents at the top of Euclidean, ITML and LEGO rankings). A query with no feature
+//! has no ranking to judge and is left out of the averages; [`Retrieval::empty_queries`]
+//! counts it. The data sets' own policies (drop such rows, see `dyad data info`) keep both
+//! cases out of the papers' experiments; this rule is the scorers' common floor.
 
 use crate::{LabeledSet, Scorer};
 use rayon::prelude::*;
@@ -23,7 +49,8 @@ pub struct QueryRanking {
     pub n_candidates: usize,
 }
 
-/// Rank candidates `0..scores.len()` (skipping `exclude`) and compute AP and precision@1..k_max.
+/// Rank candidates `0..scores.len()` (skipping `exclude`) and compute AP and precision@1..k_max,
+/// each the expectation over the orderings of tied candidates (module docs).
 pub fn rank_query(
     scores: &[f64],
     relevant: &[bool],
@@ -32,36 +59,54 @@ pub fn rank_query(
 ) -> QueryRanking {
     assert_eq!(scores.len(), relevant.len());
     // One packed key per candidate, (descending score, ascending index), sorted as plain
-    // integers: the unique order a stable sort by decreasing score gives (the index breaks
-    // ties), with the keys contiguous instead of looked up through the scores at every
-    // comparison (LORETA F4's quick evaluation: 17 s -> 7 s; the same ranking, tested against
-    // the stable sort).
+    // integers: the keys contiguous instead of looked up through the scores at every
+    // comparison (LORETA F4's quick evaluation: 17 s -> 7 s). Equal high halves are ties.
     let mut keys: Vec<u128> = (0..scores.len())
         .filter(|&i| Some(i) != exclude)
         .map(|i| (u128::from(descending_key(scores[i])) << 64) | i as u128)
         .collect();
     keys.sort_unstable();
-    ranking_metrics(keys.iter().map(|&k| k as u64 as usize), relevant, k_max)
+    ranking_metrics(&keys, relevant, k_max)
 }
 
-/// AP and precision@1..k_max of a ranking (candidate indices, best first).
-fn ranking_metrics(
-    order: impl ExactSizeIterator<Item = usize> + Clone,
-    relevant: &[bool],
-    k_max: usize,
-) -> QueryRanking {
-    let n_candidates = order.len();
-    let n_relevant = order.clone().filter(|&i| relevant[i]).count();
-    let mut precision = Vec::with_capacity(k_max);
+/// Expected AP and precision@1..k_max of a ranking given as sorted packed keys (score key in
+/// the high half, candidate index in the low half; equal score keys are a tied group).
+fn ranking_metrics(keys: &[u128], relevant: &[bool], k_max: usize) -> QueryRanking {
+    let n_candidates = keys.len();
+    let index = |k: u128| k as u64 as usize;
+    let n_relevant = keys.iter().filter(|&&k| relevant[index(k)]).count();
+    let mut precision = Vec::with_capacity(k_max.min(n_candidates));
     let (mut hits, mut ap_sum) = (0usize, 0.0);
-    for (r, i) in order.enumerate() {
-        if relevant[i] {
-            hits += 1;
-            ap_sum += hits as f64 / (r + 1) as f64;
+    let mut s = 0;
+    while s < n_candidates {
+        let score = keys[s] >> 64;
+        let e = s + keys[s..].iter().take_while(|&&k| k >> 64 == score).count();
+        if e - s == 1 {
+            // No tie: the plain ranking (the arithmetic every untied ranking always had).
+            if relevant[index(keys[s])] {
+                hits += 1;
+                ap_sum += hits as f64 / (s + 1) as f64;
+            }
+            if s < k_max {
+                precision.push(hits as f64 / (s + 1) as f64);
+            }
+        } else {
+            let g = (e - s) as f64;
+            let r = keys[s..e].iter().filter(|&&k| relevant[index(k)]).count();
+            let (rf, h) = (r as f64, hits as f64);
+            if r > 0 {
+                let within = (rf - 1.0) / (g - 1.0);
+                let sum: f64 = (0..e - s)
+                    .map(|j| (h + 1.0 + j as f64 * within) / (s + j + 1) as f64)
+                    .sum();
+                ap_sum += rf / g * sum;
+            }
+            for j in 0..(e - s).min(k_max.saturating_sub(s)) {
+                precision.push((h + rf * (j + 1) as f64 / g) / (s + j + 1) as f64);
+            }
+            hits += r;
         }
-        if r < k_max {
-            precision.push(hits as f64 / (r + 1) as f64);
-        }
+        s = e;
     }
     // Positions past the end of the ranking: hits stay constant, denominator grows.
     for k in precision.len() + 1..=k_max {
@@ -76,9 +121,15 @@ fn ranking_metrics(
 }
 
 /// An integer whose ascending order is the descending `f64::total_cmp` order of `s`, NaN
-/// ranked as `-inf` (last).
+/// ranked as `-inf` (last) and `-0.0` as `0.0` (equal scores tie, whatever their sign bit).
 fn descending_key(s: f64) -> u64 {
-    let s = if s.is_nan() { f64::NEG_INFINITY } else { s };
+    let s = if s.is_nan() {
+        f64::NEG_INFINITY
+    } else if s == 0.0 {
+        0.0
+    } else {
+        s
+    };
     let b = s.to_bits();
     let ascending = if b >> 63 == 1 { !b } else { b | (1 << 63) };
     !ascending
@@ -96,12 +147,15 @@ pub struct Retrieval {
     pub chance: f64,
     /// Queries that entered the averages.
     pub queries: usize,
+    /// Queries left out because their row has no non-zero feature (module docs).
+    pub empty_queries: usize,
 }
 
 /// Rank `database` for every row of `queries` under `model`, with relevance = same label (or
 /// intersecting label lists for multi-label sets, see [`LabeledSet::relevant`]).
 /// When `same_set` is true the two are the same set and each query is excluded from its own
-/// ranking (the papers' protocol: "rank all other test images"). Queries are scored in
+/// ranking (the papers' protocol: "rank all other test images"). Rows without a non-zero
+/// feature are ranked last, and such queries left out (module docs). Queries are scored in
 /// parallel; the averages are summed in query order, so the result does not depend on the
 /// thread count.
 pub fn evaluate_retrieval(
@@ -112,21 +166,114 @@ pub fn evaluate_retrieval(
     k_max: usize,
 ) -> Retrieval {
     let terms = model.candidate_terms(&database.x);
-    let per_query: Vec<QueryRanking> = (0..queries.n())
+    let empty: Vec<usize> = empty_rows(database);
+    let per_query: Vec<Option<QueryRanking>> = (0..queries.n())
         .into_par_iter()
         .map_init(
             || (vec![0.0; database.n()], vec![false; database.n()]),
             |(scores, relevant), q| {
                 let row = queries.x.outer_view(q).expect("query row");
+                if row.data().iter().all(|&v| v == 0.0) {
+                    return None;
+                }
                 model.score_with_terms(row, &database.x, &terms, scores);
+                for &j in &empty {
+                    scores[j] = f64::NEG_INFINITY;
+                }
                 for (j, r) in relevant.iter_mut().enumerate() {
                     *r = queries.relevant(q, database, j);
                 }
-                rank_query(scores, relevant, same_set.then_some(q), k_max)
+                Some(rank_query(scores, relevant, same_set.then_some(q), k_max))
             },
         )
         .collect();
-    summarize(&per_query, k_max)
+    let ranked: Vec<QueryRanking> = per_query.iter().flatten().cloned().collect();
+    let mut r = summarize(&ranked, k_max);
+    r.empty_queries = per_query.len() - ranked.len();
+    r
+}
+
+/// Sanity probes of the metrics on a set's own relevance structure (each row a query against
+/// the others, as [`evaluate_retrieval`] with `same_set`): what `dyad check` requires of
+/// every label-ranking cell.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Probe {
+    /// mAP of the perfect ranking (relevant candidates first, rows without features too) over
+    /// the first `oracle_queries` queries: 1 by definition.
+    pub oracle_map: f64,
+    /// mAP of a constant scorer (every candidate tied): the expected AP of a random ranking.
+    pub constant_map: f64,
+    /// Largest `|mean precision@k − chance|` of the constant scorer over the `k` within every
+    /// ranking: 0 up to rounding, since a tie is scored as its expectation.
+    pub constant_gap: f64,
+}
+
+/// Run the [`Probe`]s on `set` (rows without features left out as queries and ranked last,
+/// as in [`evaluate_retrieval`]). The oracle is scored over the first `oracle_queries` queries
+/// with a relevant candidate; the constant scorer over all of them.
+pub fn probe(set: &LabeledSet, k_max: usize, oracle_queries: usize) -> Probe {
+    let empty = empty_rows(set);
+    let is_empty = {
+        let mut v = vec![false; set.n()];
+        empty.iter().for_each(|&i| v[i] = true);
+        v
+    };
+    let per_query: Vec<Option<(QueryRanking, Option<QueryRanking>)>> = (0..set.n())
+        .into_par_iter()
+        .map(|q| {
+            if is_empty[q] {
+                return None;
+            }
+            let relevant: Vec<bool> = (0..set.n()).map(|j| set.relevant(q, set, j)).collect();
+            let mut scores = vec![0.0; set.n()];
+            for &j in &empty {
+                scores[j] = f64::NEG_INFINITY;
+            }
+            let constant = rank_query(&scores, &relevant, Some(q), k_max);
+            // The perfect ranking: relevant candidates first, empty rows included (the metric
+            // of a perfect ranking, not the best ranking the empty-row rule allows).
+            let oracle = (q < oracle_queries.saturating_mul(4)).then(|| {
+                let perfect: Vec<f64> = relevant.iter().map(|&r| f64::from(u8::from(r))).collect();
+                rank_query(&perfect, &relevant, Some(q), k_max)
+            });
+            Some((constant, oracle))
+        })
+        .collect();
+    let constant: Vec<QueryRanking> = per_query.iter().flatten().map(|(c, _)| c.clone()).collect();
+    let oracle: Vec<QueryRanking> = per_query
+        .iter()
+        .flatten()
+        .filter_map(|(_, o)| o.clone())
+        .filter(|o| o.ap.is_some())
+        .take(oracle_queries)
+        .collect();
+    let c = summarize(&constant, k_max);
+    let within = constant
+        .iter()
+        .filter(|q| q.ap.is_some())
+        .map(|q| q.n_candidates)
+        .min()
+        .unwrap_or(0)
+        .min(k_max);
+    let constant_gap = c.precision[..within]
+        .iter()
+        .map(|p| (p - c.chance).abs())
+        .fold(0.0, f64::max);
+    Probe {
+        oracle_map: summarize(&oracle, k_max).map,
+        constant_map: c.map,
+        constant_gap,
+    }
+}
+
+/// The rows of `set` without a non-zero feature (no stored entry, or only stored zeros).
+pub fn empty_rows(set: &LabeledSet) -> Vec<usize> {
+    set.x
+        .outer_iterator()
+        .enumerate()
+        .filter(|(_, r)| r.data().iter().all(|&v| v == 0.0))
+        .map(|(i, _)| i)
+        .collect()
 }
 
 /// Average per-query rankings (queries without relevant candidates are skipped).
@@ -149,6 +296,7 @@ pub fn summarize(per_query: &[QueryRanking], k_max: usize) -> Retrieval {
         precision,
         chance: chance / div,
         queries: n,
+        empty_queries: 0,
     }
 }
 
@@ -176,16 +324,46 @@ mod tests {
 
     #[test]
     fn self_exclusion_and_ties() {
-        // Query 0 scores itself highest; it must not count. Candidates 1 and 2 tie: index
-        // order puts 1 (non-relevant) first.
+        // Query 0 scores itself highest; it must not count. Candidates 1 (non-relevant) and 2
+        // (relevant) tie: the two orders 1, 2, 3 and 2, 1, 3 are equally likely.
         let scores = [5.0, 1.0, 1.0, 0.0];
         let relevant = [true, false, true, true];
         let r = rank_query(&scores, &relevant, Some(0), 3);
         assert_eq!(r.n_candidates, 3);
-        // Ranking 1, 2, 3: relevant at 2 and 3 -> AP = (1/2 + 2/3)/2.
-        assert!(close(r.ap.unwrap(), (0.5 + 2.0 / 3.0) / 2.0));
-        assert!(close(r.precision[0], 0.0));
+        // Order 1, 2, 3: AP (1/2 + 2/3)/2; order 2, 1, 3: AP (1 + 2/3)/2.
+        let ap = ((0.5 + 2.0 / 3.0) / 2.0 + (1.0 + 2.0 / 3.0) / 2.0) / 2.0;
+        assert!(close(r.ap.unwrap(), ap), "{:?}", r.ap);
+        assert!(close(r.precision[0], 0.5));
+        assert!(close(r.precision[1], 0.5));
         assert!(close(r.precision[2], 2.0 / 3.0));
+    }
+
+    #[test]
+    fn a_constant_scorer_sits_at_chance() {
+        // Every candidate tied: precision@k is exactly the fraction of relevant candidates,
+        // for every k, whatever their positions in the index order.
+        let relevant = [
+            true, true, false, false, false, false, true, false, false, false,
+        ];
+        for rel in [relevant, {
+            let mut r = relevant;
+            r.reverse();
+            r
+        }] {
+            let r = rank_query(&[0.0; 10], &rel, None, 12);
+            for (k, p) in r.precision.iter().enumerate().take(10) {
+                assert!(close(*p, 0.3), "k = {}: {p}", k + 1);
+            }
+            // Past the end the denominator grows: 3 hits / k.
+            assert!(close(r.precision[11], 3.0 / 12.0));
+            // Expected AP of a random order of 10 with 3 relevant, by the closed form
+            // E[AP] = (1/R) sum_j (R/N) (1 + (j-1)(R-1)/(N-1)) / j.
+            let e: f64 = (1..=10)
+                .map(|j| 0.3 * (1.0 + (j - 1) as f64 * 2.0 / 9.0) / j as f64)
+                .sum::<f64>()
+                / 3.0;
+            assert!(close(r.ap.unwrap(), e));
+        }
     }
 
     #[test]
@@ -199,58 +377,162 @@ mod tests {
         assert!(close(s.chance, 2.0 / 3.0));
     }
 
-    /// The former ordering: a stable sort of the indices by decreasing score.
-    fn reference(
-        scores: &[f64],
-        relevant: &[bool],
-        exclude: Option<usize>,
-        k_max: usize,
-    ) -> QueryRanking {
-        let key = |i: usize| {
-            let s = scores[i];
-            if s.is_nan() { f64::NEG_INFINITY } else { s }
-        };
-        let mut order: Vec<usize> = (0..scores.len()).filter(|&i| Some(i) != exclude).collect();
-        order.sort_by(|&a, &b| key(b).total_cmp(&key(a)));
-        ranking_metrics(order.into_iter(), relevant, k_max)
+    /// Plain metrics of one fixed order (no tie handling).
+    fn metrics_of(order: &[usize], relevant: &[bool], k_max: usize) -> (f64, Vec<f64>) {
+        let n_rel = order.iter().filter(|&&i| relevant[i]).count();
+        let (mut hits, mut ap, mut prec) = (0usize, 0.0, Vec::new());
+        for (r, &i) in order.iter().enumerate() {
+            if relevant[i] {
+                hits += 1;
+                ap += hits as f64 / (r + 1) as f64;
+            }
+            if r < k_max {
+                prec.push(hits as f64 / (r + 1) as f64);
+            }
+        }
+        for k in prec.len() + 1..=k_max {
+            prec.push(hits as f64 / k as f64);
+        }
+        (if n_rel > 0 { ap / n_rel as f64 } else { 0.0 }, prec)
+    }
+
+    fn permutations(items: &[usize]) -> Vec<Vec<usize>> {
+        if items.len() <= 1 {
+            return vec![items.to_vec()];
+        }
+        let mut out = Vec::new();
+        for i in 0..items.len() {
+            let mut rest = items.to_vec();
+            let x = rest.remove(i);
+            for mut p in permutations(&rest) {
+                p.insert(0, x);
+                out.push(p);
+            }
+        }
+        out
     }
 
     #[test]
-    fn packed_keys_rank_exactly_as_a_stable_sort_by_score() {
+    fn ties_give_the_mean_over_every_order_of_the_tied_candidates() {
         use rand::Rng as _;
         let mut rng = crate::seeded(5);
-        let specials = [
-            0.0,
-            -0.0,
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-            f64::NAN,
-            1.0,
-            -1.0,
-        ];
-        for trial in 0..300 {
-            let n = rng.random_range(1..400);
-            // Few distinct values (many ties), special values, and continuous ones.
+        for trial in 0..200 {
+            let n = rng.random_range(1..8);
+            // Few distinct values, NaN and -inf (which tie with each other).
+            let values = [1.0, 0.5, -2.0, f64::NAN, f64::NEG_INFINITY];
             let scores: Vec<f64> = (0..n)
-                .map(|_| match rng.random_range(0..3) {
-                    0 => specials[rng.random_range(0..specials.len())],
-                    1 => f64::from(rng.random_range(-3i32..3)) * 0.5,
-                    _ => rng.random_range(-1e3..1e3),
-                })
+                .map(|_| values[rng.random_range(0..values.len())])
                 .collect();
-            let relevant: Vec<bool> = (0..n).map(|_| rng.random_bool(0.2)).collect();
-            let exclude = (trial % 2 == 0).then(|| rng.random_range(0..n));
-            let (a, b) = (
-                rank_query(&scores, &relevant, exclude, 10),
-                reference(&scores, &relevant, exclude, 10),
-            );
-            assert_eq!(
-                a.ap.map(f64::to_bits),
-                b.ap.map(f64::to_bits),
-                "trial {trial}"
-            );
-            assert_eq!(a, b, "trial {trial}");
+            let relevant: Vec<bool> = (0..n).map(|_| rng.random_bool(0.4)).collect();
+            let exclude = (trial % 3 == 0).then(|| rng.random_range(0..n));
+            let k_max = 9;
+            let got = rank_query(&scores, &relevant, exclude, k_max);
+            // Every order of the candidates that sorts the scores non-increasingly.
+            let key = |i: usize| {
+                let s = scores[i];
+                if s.is_nan() { f64::NEG_INFINITY } else { s }
+            };
+            let cands: Vec<usize> = (0..n).filter(|&i| Some(i) != exclude).collect();
+            let orders: Vec<Vec<usize>> = permutations(&cands)
+                .into_iter()
+                .filter(|o| o.windows(2).all(|w| key(w[0]) >= key(w[1])))
+                .collect();
+            let (mut ap, mut prec) = (0.0, vec![0.0; k_max]);
+            for o in &orders {
+                let (a, p) = metrics_of(o, &relevant, k_max);
+                ap += a;
+                prec.iter_mut().zip(&p).for_each(|(x, y)| *x += y);
+            }
+            let m = orders.len() as f64;
+            if got.n_relevant > 0 {
+                assert!(close(got.ap.unwrap(), ap / m), "trial {trial}");
+            } else {
+                assert_eq!(got.ap, None);
+            }
+            for (a, b) in got.precision.iter().zip(&prec) {
+                assert!(
+                    close(*a, b / m),
+                    "trial {trial}: {:?} vs {prec:?}",
+                    got.precision
+                );
+            }
         }
+    }
+
+    #[test]
+    fn untied_rankings_score_exactly_as_the_plain_sort() {
+        use rand::Rng as _;
+        let mut rng = crate::seeded(6);
+        for trial in 0..100 {
+            let n = rng.random_range(1..400);
+            let scores: Vec<f64> = (0..n).map(|_| rng.random_range(-1e3..1e3)).collect();
+            let relevant: Vec<bool> = (0..n).map(|_| rng.random_bool(0.2)).collect();
+            let mut order: Vec<usize> = (0..n).collect();
+            order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
+            let (ap, prec) = metrics_of(&order, &relevant, 10);
+            let got = rank_query(&scores, &relevant, None, 10);
+            if got.n_relevant > 0 {
+                assert_eq!(got.ap.unwrap().to_bits(), ap.to_bits(), "trial {trial}");
+            }
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&got.precision), bits(&prec), "trial {trial}");
+        }
+    }
+
+    #[test]
+    fn empty_rows_rank_last_and_empty_queries_are_left_out() {
+        // A distance scorer puts the empty row (index 3) at -|q|^2 = -1, above the far
+        // relevant row 2; the rule ranks it last. Query row 3 itself is left out.
+        struct NegDist;
+        impl crate::Scorer for NegDist {
+            fn score(&self, q: sprs::CsVecView<'_, f64>, c: &sprs::CsMat<f64>, out: &mut [f64]) {
+                let qn = crate::sparse::norm_sq(q.data());
+                for (j, r) in c.outer_iterator().enumerate() {
+                    let d = crate::sparse::dot(q.indices(), q.data(), r.indices(), r.data());
+                    out[j] = -(qn - 2.0 * d + crate::sparse::norm_sq(r.data()));
+                }
+            }
+        }
+        let set = LabeledSet::from_dense_rows(
+            &[
+                vec![1.0, 0.0],
+                vec![0.0, 1.0],
+                vec![-1.0, 0.0],
+                vec![0.0, 0.0],
+            ],
+            vec![0, 1, 0, 0],
+            2,
+        );
+        let r = evaluate_retrieval(&NegDist, &set, &set, true, 1);
+        assert_eq!(r.empty_queries, 1);
+        assert_eq!(r.queries, 2);
+        // Query 0: candidates 1 (-2, not relevant), 2 (-4, relevant), 3 (empty: last,
+        // relevant): AP = (1/2 + 2/3) / 2. Query 2 alike. Query 1 has no relevant candidate.
+        assert!(close(r.map, (0.5 + 2.0 / 3.0) / 2.0), "{}", r.map);
+        assert_eq!(empty_rows(&set), vec![3]);
+    }
+
+    #[test]
+    fn probes_find_a_perfect_oracle_and_a_constant_at_chance() {
+        let rows: Vec<Vec<f64>> = (0..12)
+            .map(|i| {
+                if i == 5 {
+                    vec![0.0, 0.0]
+                } else {
+                    vec![1.0 + i as f64, (i % 3) as f64]
+                }
+            })
+            .collect();
+        let labels: Vec<u32> = (0..12).map(|i| (i % 3) as u32).collect();
+        let set = LabeledSet::from_dense_rows(&rows, labels, 3);
+        let p = probe(&set, 5, 100);
+        assert_eq!(p.oracle_map, 1.0);
+        assert!(p.constant_gap < 1e-12, "{}", p.constant_gap);
+        assert!(
+            p.constant_map > 0.2 && p.constant_map < 1.0,
+            "{}",
+            p.constant_map
+        );
     }
 
     #[test]

@@ -146,6 +146,13 @@ pub struct Shape {
     /// Rows per class in the official test part.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub test_class_sizes: Option<Vec<usize>>,
+    /// Degenerate rows of the data as delivered (after the data set's own policy).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit: Option<dyad_core::data::RowAudit>,
+    /// Rows the data set's policy removed, by reason (e.g. "empty after feature selection
+    /// (training part)").
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub dropped: std::collections::BTreeMap<String, usize>,
 }
 
 impl Shape {
@@ -176,7 +183,35 @@ impl Shape {
             class_sizes: Some(all),
             train_class_sizes,
             test_class_sizes,
+            audit: Some(set.row_audit()),
+            dropped: Default::default(),
         }
+    }
+
+    /// Record rows removed by the data set's policy.
+    pub fn with_dropped(mut self, reason: &str, rows: usize) -> Shape {
+        if rows > 0 {
+            *self.dropped.entry(reason.to_string()).or_default() += rows;
+        }
+        self
+    }
+
+    /// One line on degenerate rows: what was dropped and what remains (the audit).
+    pub fn rows_line(&self) -> Option<String> {
+        let audit = self.audit.as_ref()?;
+        let mut s = audit.summary();
+        if !self.dropped.is_empty() {
+            let d: Vec<String> = self
+                .dropped
+                .iter()
+                .map(|(why, n)| format!("{n} {why}"))
+                .collect();
+            s.push_str(&format!(
+                "; dropped by the data set's policy: {}",
+                d.join(", ")
+            ));
+        }
+        Some(s)
     }
 }
 
@@ -515,7 +550,8 @@ pub fn real<P: Serialize>(
     let name = provider.name();
     let canonical = serde_json::to_value(params).map_err(|e| param_err(name, e))?;
     // Parameters take part: the shape (and for some sets the identity) depends on them.
-    let stamp = format!("{name}|{canonical}{}", file_stamp(files)?);
+    // `shape2`: shapes with the row audit; entries written before it are identified anew.
+    let stamp = format!("{name}|shape2|{canonical}{}", file_stamp(files)?);
     let known = match ctx.memo_get(&stamp) {
         Some(k) => k,
         None => {

@@ -147,6 +147,11 @@ pub struct CellResult {
     /// Tables of names and pictures (see [`Artifact`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub artifacts: Vec<Artifact>,
+    /// The key (and task version) of the cell this one was carried from, when an earlier task
+    /// version computed it and the task proved its records unchanged
+    /// ([`crate::tasks::Carry`]); its values and timings are that cell's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carried_from: Option<String>,
 }
 
 /// The parts (`solver`, `task`, `data`) whose source fingerprints differ between the current
@@ -704,6 +709,7 @@ mod tests {
             git_commit: "c".into(),
             dyad_version: "0".into(),
             code: BTreeMap::from([("solver".into(), "f".into())]),
+            carried_from: None,
             records: vec![Record {
                 set: "test".into(),
                 metric: "precision".into(),

@@ -117,3 +117,237 @@ pub fn check(res: &ExperimentResults<'_>) -> Vec<CheckLine> {
         })
         .collect()
 }
+
+/// One sanity check of an experiment (`dyad check` fails on any that does not hold; the
+/// report prints them as one line per experiment).
+#[derive(Debug, Clone)]
+pub struct SanityLine {
+    pub experiment: String,
+    /// What is checked, e.g. "perfect ranking has mAP 1".
+    pub what: String,
+    pub ok: bool,
+    /// The numbers behind it (cells checked, worst deviation), or what failed.
+    pub detail: String,
+}
+
+/// A probe record: its metric, what it checks, and when its value passes.
+type Probe = (&'static str, &'static str, fn(f64) -> bool);
+
+/// Largest deviation tolerated where two computations must agree up to rounding.
+const ROUNDING: f64 = 1e-9;
+
+/// The sanity checks of one experiment, from its cached cells (see
+/// [`crate::tasks::ranking::SANITY`]):
+///
+/// * every label-ranking cell: the perfect ranking's mAP is 1, a constant scorer's
+///   precision@k sits at chance, and the final model evaluated twice gives the same values;
+/// * a learner whose step-0 model ranks as the Euclidean baseline
+///   ([`dyad_algorithms::Start::IdentityDistance`], or `IdentityBilinear` on rows of unit
+///   norm) has, at step 0, the Euclidean baseline's mAP on every split both ran (when the
+///   spec runs the Euclidean baseline on that data set);
+/// * a learner that starts at `W = 0` ([`dyad_algorithms::Start::Zero`]) has, at step 0, the
+///   constant scorer's mAP.
+///
+/// Tasks without probes yield nothing; [`sanity_summary`] says so.
+pub fn sanity(res: &ExperimentResults<'_>) -> Vec<SanityLine> {
+    use crate::tasks::ranking::SANITY;
+    let plan = res.plan;
+    let experiment = plan.spec.id.clone();
+    let mut out = Vec::new();
+    let line = |what: &str, ok: bool, detail: String| SanityLine {
+        experiment: experiment.clone(),
+        what: what.to_string(),
+        ok,
+        detail,
+    };
+    // Probes recorded in every cell.
+    let probes: [Probe; 3] = [
+        ("sanity_oracle_map", "a perfect ranking has mAP 1", |v| {
+            (v - 1.0).abs() <= ROUNDING
+        }),
+        (
+            "sanity_constant_gap",
+            "a constant scorer sits at chance at every k",
+            |v| v.abs() <= ROUNDING,
+        ),
+        (
+            "sanity_repeat_delta",
+            "a model evaluated twice gives the same values",
+            |v| v == 0.0,
+        ),
+    ];
+    for (metric, what, good) in probes {
+        let (mut n, mut bad, mut worst) = (0usize, Vec::new(), 0.0f64);
+        for (cell, r) in plan.cells.iter().zip(&res.cells) {
+            let Some(r) = r else { continue };
+            for rec in r
+                .records
+                .iter()
+                .filter(|x| x.metric == metric && x.set.starts_with(SANITY))
+            {
+                n += 1;
+                let dev = if metric == "sanity_oracle_map" {
+                    (rec.value - 1.0).abs()
+                } else {
+                    rec.value.abs()
+                };
+                worst = worst.max(dev);
+                if !good(rec.value) {
+                    bad.push(crate::run::describe(plan, plan_index(plan, cell)));
+                }
+            }
+        }
+        if n > 0 {
+            out.push(line(
+                what,
+                bad.is_empty(),
+                if bad.is_empty() {
+                    format!("{n} evaluations, largest deviation {worst:.1e}")
+                } else {
+                    format!("fails in {} of {n}: {}", bad.len(), bad.join("; "))
+                },
+            ));
+        }
+    }
+    // Step-0 models against the Euclidean baseline and the constant scorer.
+    let step0 = |ci: usize, metric: &str, set: &str| -> Option<f64> {
+        res.cells[ci].as_ref().and_then(|r| {
+            r.records
+                .iter()
+                .find(|x| x.step == 0 && x.metric == metric && x.set == set && x.k.is_none())
+                .map(|x| x.value)
+        })
+    };
+    let primary = plan.primary_set();
+    let euclid: Vec<usize> = (0..plan.solvers.len())
+        .filter(|&i| plan.solvers[i].name == "euclidean")
+        .collect();
+    for (si, sv) in plan.solvers.iter().enumerate() {
+        let start = crate::registry::solver(sv.name)
+            .and_then(|e| (e.build)(sv.params.clone()).ok())
+            .and_then(|b| b.family::<dyn dyad_algorithms::Ranker>().map(|r| r.start()))
+            .unwrap_or(dyad_algorithms::Start::Unstated);
+        use dyad_algorithms::Start;
+        for (di, d) in plan.datasets.iter().enumerate() {
+            let cells: Vec<usize> = (0..plan.cells.len())
+                .filter(|&c| plan.cells[c].solver == si && plan.cells[c].dataset == di)
+                .collect();
+            let (mut n, mut worst, mut bad) = (0usize, 0.0f64, 0usize);
+            let what = match start {
+                Start::IdentityBilinear | Start::IdentityDistance => {
+                    let unit = d
+                        .resolved
+                        .shape
+                        .as_ref()
+                        .and_then(|s| s.audit.as_ref())
+                        .map(|a| a.not_unit_norm == 0);
+                    if start == Start::IdentityBilinear && unit != Some(true) {
+                        continue;
+                    }
+                    let Some(&ei) = euclid.iter().find(|&&e| {
+                        plan.solvers[e].datasets.is_empty()
+                            || plan.solvers[e].datasets.contains(&d.id)
+                    }) else {
+                        continue;
+                    };
+                    for &c in &cells {
+                        let repeat = plan.cells[c].repeat;
+                        let Some(ec) = (0..plan.cells.len()).find(|&x| {
+                            plan.cells[x].solver == ei
+                                && plan.cells[x].dataset == di
+                                && plan.cells[x].repeat == repeat
+                        }) else {
+                            continue;
+                        };
+                        if let (Some(a), Some(b)) =
+                            (step0(c, "map", &primary), step0(ec, "map", &primary))
+                        {
+                            n += 1;
+                            let dev = (a - b).abs();
+                            worst = worst.max(dev);
+                            bad += usize::from(dev > ROUNDING);
+                        }
+                    }
+                    format!(
+                        "{} at step 0 ranks as the Euclidean baseline on `{}` (mAP)",
+                        sv.label, d.id
+                    )
+                }
+                Start::Zero => {
+                    for &c in &cells {
+                        let probe = format!("{SANITY}-{primary}");
+                        if let (Some(a), Some(b)) = (
+                            step0(c, "map", &primary),
+                            res.cells[c].as_ref().and_then(|r| {
+                                r.records
+                                    .iter()
+                                    .find(|x| x.metric == "sanity_constant_map" && x.set == probe)
+                                    .map(|x| x.value)
+                            }),
+                        ) {
+                            n += 1;
+                            let dev = (a - b).abs();
+                            worst = worst.max(dev);
+                            bad += usize::from(dev > ROUNDING);
+                        }
+                    }
+                    format!(
+                        "{} at step 0 (W = 0) sits at chance on `{}` (mAP of a constant scorer)",
+                        sv.label, d.id
+                    )
+                }
+                Start::Unstated => continue,
+            };
+            if n > 0 {
+                out.push(line(
+                    &what,
+                    bad == 0,
+                    if bad == 0 {
+                        format!("{n} splits, largest difference {worst:.1e}")
+                    } else {
+                        format!("differs on {bad} of {n} splits (largest difference {worst:.4})")
+                    },
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The index of `cell` in its plan (cells are compared by key).
+fn plan_index(plan: &crate::plan::Plan, cell: &crate::plan::Cell) -> usize {
+    plan.cells
+        .iter()
+        .position(|c| c.key == cell.key)
+        .unwrap_or_default()
+}
+
+/// The report's sanity line of an experiment: what was checked and whether it holds.
+pub fn sanity_summary(res: &ExperimentResults<'_>) -> String {
+    let lines = sanity(res);
+    if lines.is_empty() {
+        return format!(
+            "Sanity: no checks for this experiment (task `{}` records no probes, and no learner \
+             here starts at a baseline it can be compared with).",
+            res.plan.task.name()
+        );
+    }
+    let failed: Vec<&SanityLine> = lines.iter().filter(|l| !l.ok).collect();
+    let parts: Vec<String> = lines
+        .iter()
+        .map(|l| {
+            format!(
+                "{} {} ({})",
+                if l.ok { "✅" } else { "❌" },
+                l.what,
+                l.detail
+            )
+        })
+        .collect();
+    format!(
+        "Sanity: {} of {} checks hold — {}.",
+        lines.len() - failed.len(),
+        lines.len(),
+        parts.join("; ")
+    )
+}

@@ -290,8 +290,15 @@ pub fn document(sections: &[Section<'_>], profile: Profile, previous: &Previous)
             plan.datasets
                 .iter()
                 .map(|d| {
+                    let rows = d
+                        .resolved
+                        .shape
+                        .as_ref()
+                        .and_then(|s| s.rows_line())
+                        .map(|r| format!("; rows: {r}"))
+                        .unwrap_or_default();
                     format!(
-                        "data `{}`: {} (content identity {})",
+                        "data `{}`: {} (content identity {}){rows}",
                         d.id,
                         d.resolved.note,
                         &d.resolved.identity[..12]
@@ -300,6 +307,9 @@ pub fn document(sections: &[Section<'_>], profile: Profile, previous: &Previous)
                 .collect(),
         ));
         let res = &s.results;
+        if res.cells.iter().any(Option::is_some) {
+            doc.push(Block::Para(crate::check::sanity_summary(res)));
+        }
         if !res.complete() {
             // Which data sets are done and which wait, so a half-run spec says how far it got.
             let missing = res.missing_by_dataset();

@@ -104,6 +104,9 @@ pub struct RunSummary {
     pub datasets_loaded: usize,
     /// Cells computed again (see [`Recompute`]) or computed where a superseded version waited.
     pub recomputed: Vec<Recomputed>,
+    /// Cached cells of an earlier task version carried to the current key (counted in
+    /// `cached`; see [`crate::tasks::Carry`]).
+    pub carried: usize,
 }
 
 impl RunSummary {
@@ -113,6 +116,39 @@ impl RunSummary {
 }
 
 type Loaded = OnceLock<Result<Arc<Data>, String>>;
+
+/// The cell an earlier version of the plan's task computed, when the task proves that the
+/// current version would record the same ([`crate::tasks::Carry`]): stored under the current
+/// key, with the current code fingerprints (the proof covers the change) and the key it came
+/// from. `None` when there is no such cell, the proof fails, or it cannot be stored.
+pub fn carry(cache: &Cache, plan: &Plan, ci: usize) -> Option<CellResult> {
+    let cell = &plan.cells[ci];
+    for c in plan.task.carries() {
+        let mut canonical = cell.canonical.clone();
+        canonical["task"]["version"] = serde_json::json!(c.from_version);
+        let old_key = crate::plan::cell_key(&canonical);
+        let Some(old) = cache.get(&old_key) else {
+            continue;
+        };
+        if !(c.unchanged)(&old.records) {
+            continue;
+        }
+        let mut new = old;
+        new.key = cell.key.clone();
+        new.canonical = cell.canonical.clone();
+        new.code = cell.code.clone();
+        new.carried_from = Some(format!(
+            "{old_key} (task {} version {}: {})",
+            plan.task.name(),
+            c.from_version,
+            c.why
+        ));
+        if cache.put(&new).is_ok() {
+            return Some(new);
+        }
+    }
+    None
+}
 
 /// `spec data-set solver r<repeat> [key]`, as progress lines name a cell.
 pub fn describe(plan: &Plan, ci: usize) -> String {
@@ -199,6 +235,11 @@ fn execute_filtered(
                 // A version moved aside by an earlier, interrupted recomputation.
                 if cache.superseded_path(&cell.key).exists() {
                     again.push((pi, ci));
+                } else if let Some(old) = carry(&cache, &plans[pi], ci) {
+                    timings.add(group(plans, (pi, ci)), old.wall_seconds);
+                    summary.cached += 1;
+                    summary.carried += 1;
+                    continue;
                 }
                 pending.push((pi, ci));
             }
@@ -550,6 +591,7 @@ fn run_cell(plan: &Plan, ci: usize, loaded: &Data, start: Instant) -> Result<Cel
         code: cell.code.clone(),
         records: out.records,
         artifacts: out.artifacts,
+        carried_from: None,
     })
 }
 

@@ -396,3 +396,68 @@ fn real_mnist_orders_digits_by_label() {
     let kr = mean(&select(&res, "KR", "tau_mean", "all", None, At::Last));
     assert!(kr > 0.3, "KR {kr}");
 }
+
+/// Compute `spec`'s cells, store each under its version-2 key as version 2 would have
+/// written it (τ = 0 where version 3 writes nothing), drop the version-3 cells and run again:
+/// returns (cells, carried, computed) of the second run.
+fn rerun_from_version_2(spec: &str) -> (usize, usize, usize) {
+    use dyad_harness::cache::Cache;
+    let f = fixture(spec);
+    let (plans, s) = plan_and_run(&f.ws, 2);
+    assert!(s.ok(), "{:?}", s.failed);
+    let cache: Cache = f.ws.cache();
+    let plan = &plans[0];
+    for cell in &plan.cells {
+        let mut r = cache.get(&cell.key).expect("computed");
+        let undefined: Vec<_> = r
+            .records
+            .iter()
+            .filter(|x| x.set == "all" && x.metric == "tau" && x.coord.is_some())
+            .filter(|x| {
+                !r.records.iter().any(|u| {
+                    u.set == "unlabelled"
+                        && u.metric == "tau"
+                        && u.step == x.step
+                        && u.coord == x.coord
+                })
+            })
+            .cloned()
+            .collect();
+        for mut zero in undefined {
+            zero.set = "unlabelled".into();
+            zero.value = 0.0;
+            r.records.push(zero);
+        }
+        r.records.retain(|x| x.metric != "tau_undefined");
+        let mut canonical = cell.canonical.clone();
+        canonical["task"]["version"] = serde_json::json!(2);
+        r.key = dyad_harness::plan::cell_key(&canonical);
+        r.canonical = canonical;
+        cache.put(&r).unwrap();
+        cache.remove(&cell.key).unwrap();
+    }
+    let (_, s) = plan_and_run(&f.ws, 2);
+    assert!(s.ok(), "{:?}", s.failed);
+    for cell in &plan.cells {
+        let r = cache.get(&cell.key).expect("present again");
+        if let Some(from) = &r.carried_from {
+            assert!(from.contains("version 2"), "{from}");
+        }
+        // No τ = 0 stands for an empty set: undefined values are counted instead.
+        let undefined = r.records.iter().any(|x| x.metric == "tau_undefined");
+        assert!(!(undefined && r.carried_from.is_some()));
+    }
+    (plan.cells.len(), s.carried, s.computed)
+}
+
+#[test]
+fn cells_of_version_2_are_carried_when_no_unlabelled_set_was_empty() {
+    // 400 points: every l leaves unlabelled points, so every cell is carried as it was.
+    let (cells, carried, computed) = rerun_from_version_2(SPEC);
+    assert_eq!((carried, computed), (cells, 0));
+    // 60 points, 6 a class: at l = 3 every point is labelled (3 training, 3 validation), so
+    // version 2's τ = 0 there was a made-up value: every cell is computed again.
+    let small = SPEC.replace("n = 400, m = 10", "n = 60, m = 10");
+    let (cells, carried, computed) = rerun_from_version_2(&small);
+    assert_eq!((carried, computed), (0, cells));
+}

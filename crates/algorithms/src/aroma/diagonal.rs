@@ -283,6 +283,10 @@ impl Ranker for DiagonalAromaConfig {
     fn is_iterative(&self) -> bool {
         true
     }
+
+    fn start(&self) -> crate::Start {
+        crate::Start::Zero
+    }
 }
 
 #[cfg(test)]

@@ -504,6 +504,10 @@ impl Ranker for FactoredAromaConfig {
     fn is_iterative(&self) -> bool {
         true
     }
+
+    fn start(&self) -> crate::Start {
+        crate::Start::Zero
+    }
 }
 
 #[cfg(test)]

@@ -482,6 +482,10 @@ impl Ranker for ItmlConfig {
     fn is_iterative(&self) -> bool {
         true
     }
+
+    fn start(&self) -> crate::Start {
+        crate::Start::IdentityDistance
+    }
 }
 
 #[cfg(test)]

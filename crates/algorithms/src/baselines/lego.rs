@@ -388,6 +388,10 @@ impl Ranker for LegoConfig {
     fn is_iterative(&self) -> bool {
         true
     }
+
+    fn start(&self) -> crate::Start {
+        crate::Start::IdentityDistance
+    }
 }
 
 #[cfg(test)]

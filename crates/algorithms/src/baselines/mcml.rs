@@ -489,6 +489,10 @@ impl Ranker for McmlConfig {
     fn is_iterative(&self) -> bool {
         true
     }
+
+    fn start(&self) -> crate::Start {
+        crate::Start::IdentityDistance
+    }
 }
 
 /// MCML's training state: the solver is set up at the first step, so that a schedule of step

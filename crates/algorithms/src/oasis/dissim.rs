@@ -155,6 +155,10 @@ impl Ranker for DissimOasisConfig {
     fn is_iterative(&self) -> bool {
         true
     }
+
+    fn start(&self) -> crate::Start {
+        crate::Start::IdentityDistance
+    }
 }
 
 #[cfg(test)]

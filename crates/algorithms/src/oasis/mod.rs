@@ -225,6 +225,10 @@ impl Ranker for OasisConfig {
     fn is_iterative(&self) -> bool {
         true
     }
+
+    fn start(&self) -> crate::Start {
+        crate::Start::IdentityBilinear
+    }
 }
 
 #[cfg(test)]

@@ -69,6 +69,10 @@ impl Ranker for OasisParallelConfig {
     fn is_iterative(&self) -> bool {
         true
     }
+
+    fn start(&self) -> crate::Start {
+        crate::Start::IdentityBilinear
+    }
 }
 
 /// The rankers advance in lockstep, one step each per step of the schedule; each draws from

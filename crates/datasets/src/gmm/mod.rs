@@ -46,6 +46,7 @@ impl Provider for GmmProvider {
             class_sizes: None,
             train_class_sizes: None,
             test_class_sizes: None,
+            ..Shape::default()
         };
         let s = spec.clone();
         synthetic(self, &spec, Some(shape), note, move || {

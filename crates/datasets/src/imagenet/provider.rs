@@ -150,6 +150,8 @@ impl Provider for ImagenetStandinProvider {
             class_sizes: Some(vec![config.per_leaf; config.leaves]),
             train_class_sizes: None,
             test_class_sizes: None,
+
+            ..Shape::default()
         };
         let c = config.clone();
         synthetic(self, &config, Some(shape), note, move || {

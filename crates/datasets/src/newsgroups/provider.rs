@@ -53,6 +53,19 @@ pub fn locate(dir: &Path) -> Result<Presence, DataError> {
     }
 }
 
+/// The shape of text features, with the documents the pipeline's policy dropped.
+fn text_shape(f: &crate::pipelines::text::TextFeatures) -> Shape {
+    Shape::of_labelled(&f.set)
+        .with_dropped(
+            "documents empty after feature selection (training part)",
+            f.dropped_empty.0,
+        )
+        .with_dropped(
+            "documents empty after feature selection (test part)",
+            f.dropped_empty.1,
+        )
+}
+
 /// The by-date release through the text pipeline.
 pub struct NewsgroupsProvider;
 
@@ -64,7 +77,7 @@ impl Provider for NewsgroupsProvider {
         1
     }
     fn description(&self) -> &'static str {
-        "20 Newsgroups by-date (raw text) through the LORETA §5.1 text pipeline"
+        "20 Newsgroups by-date (raw text) through the LORETA §5.1 text pipeline; documents that keep no selected term are dropped"
     }
     fn kind(&self) -> &'static str {
         kinds::LABELLED
@@ -114,7 +127,7 @@ impl Provider for NewsgroupsProvider {
             move || {
                 let corpus = NewsCorpus::load(&d1)?;
                 let f = p1.run(&corpus)?;
-                Ok((corpus.content_id().0, Some(Shape::of_labelled(&f.set))))
+                Ok((corpus.content_id().0, Some(text_shape(&f))))
             },
             move || {
                 let corpus = NewsCorpus::load(&d2)?;
@@ -213,7 +226,7 @@ impl Provider for NewsgroupsStandinProvider {
         1
     }
     fn description(&self) -> &'static str {
-        "seeded SYN-20NG documents (LORETA spec §10.1) through the same text pipeline"
+        "seeded SYN-20NG documents (LORETA spec §10.1) through the same text pipeline (empty documents dropped)"
     }
     fn kind(&self) -> &'static str {
         kinds::LABELLED

@@ -41,8 +41,10 @@
 //!    * *Weights*: `tf · idf` with `tf` the term's count in the document ([`TermFrequency`],
 //!      default raw count) and `idf = ln(N_train / df_train)` (natural log; `idf = false`
 //!      gives weight `tf`). Zero weights (terms in every training document) are not stored.
-//!      Then each document is scaled to unit L2 norm (`l2_normalize`, default on; documents
-//!      with no selected term stay empty).
+//!      Then each document is scaled to unit L2 norm (`l2_normalize`, default on).
+//!    * *Empty documents* ([`EmptyDocuments`]): a document that keeps no selected term is
+//!      dropped from both parts by default (`empty_documents = "keep"` keeps it as an empty
+//!      row); [`TextFeatures::dropped_empty`] counts them.
 //!
 //! The stop list is the English list of the Glasgow Information Retrieval Group
 //! (ir.dcs.gla.ac.uk/resources/linguistic_utils/stop_words), in the 318-word form distributed
@@ -55,7 +57,8 @@
 //! training terms after the stop list, the 50,000-term cut (it falls among terms of
 //! document frequency 1, so the byte-order tie-break decides which of those stay), 1,000
 //! features led by `god`, `windows`, `dod`, `government`, `team`, `car`, `people`, `bike`;
-//! 24.7 stored weights per document; 47 training and 41 test messages keep no feature. The
+//! 24.7 stored weights per document; 47 training and 41 test messages keep no feature and are
+//! dropped (11,267 and 7,491 documents remain). The
 //! whole run (tarball to matrix) takes about a second (`benches/newsgroups.rs`).
 
 use crate::newsgroups::NewsCorpus;
@@ -148,6 +151,25 @@ pub struct TextPipeline {
     /// Scale every document to unit Euclidean norm.
     #[serde(default = "yes")]
     pub l2_normalize: bool,
+    /// What becomes of documents that keep no selected term (default: dropped).
+    #[serde(default)]
+    pub empty_documents: EmptyDocuments,
+}
+
+/// The policy for documents left without a feature after vocabulary selection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EmptyDocuments {
+    /// Remove them from both parts (default). Such a document has no content to compare: it
+    /// cannot be L2-normalised, every bilinear score of it is 0 and every distance to it is
+    /// the query's norm, so it is ranked by an artefact of the scorer, not by its text. The
+    /// papers do not say; the 1,000-word MATLAB packaging of the same corpus
+    /// (`20news_w1000.mat`) holds none, 58 training and 43 test documents fewer than the
+    /// by-date release.
+    #[default]
+    Drop,
+    /// Keep them (empty rows; the ranking metrics rank them last, `dyad_core::metrics`).
+    Keep,
 }
 
 fn yes() -> bool {
@@ -183,6 +205,7 @@ impl Default for TextPipeline {
             tf: TermFrequency::default(),
             idf: true,
             l2_normalize: true,
+            empty_documents: EmptyDocuments::Drop,
         }
     }
 }
@@ -288,6 +311,9 @@ pub struct TextFeatures {
     /// Hash of the input's identity, the configuration's canonical JSON and the training
     /// rows.
     pub identity: ContentId,
+    /// Documents of the training and of the other part dropped for keeping no selected term
+    /// ([`EmptyDocuments::Drop`]).
+    pub dropped_empty: (usize, usize),
 }
 
 /// A fast, non-cryptographic hasher for interning tokens (FxHash mixing, Murmur3 finaliser).
@@ -689,6 +715,23 @@ impl TextPipeline {
             partition[r] = Partition::Train;
         }
         set.partition = Some(partition);
+        let mut dropped_empty = (0, 0);
+        if self.empty_documents == EmptyDocuments::Drop {
+            let keep: Vec<usize> = (0..set.n())
+                .filter(|&i| set.x.outer_view(i).is_some_and(|r| r.nnz() > 0))
+                .collect();
+            if keep.len() < set.n() {
+                let train_kept = keep
+                    .iter()
+                    .filter(|&&i| set.partition.as_ref().unwrap()[i] == Partition::Train)
+                    .count();
+                dropped_empty = (
+                    train.len() - train_kept,
+                    set.n() - keep.len() - (train.len() - train_kept),
+                );
+                set = set.select(&keep);
+            }
+        }
         let mut h = ContentHasher::new("text-features/v1");
         h.str(kind).str(&input.0).str(&self.canonical());
         let mut rows = train.to_vec();
@@ -701,6 +744,7 @@ impl TextPipeline {
             set,
             fitted,
             identity: h.finish(),
+            dropped_empty,
         })
     }
 }
@@ -1002,9 +1046,11 @@ Some One, Goalie-Fan\r\n";
     fn tfidf_and_l2_match_hand_computation() {
         let mut p = TextPipeline {
             l2_normalize: false,
+            empty_documents: EmptyDocuments::Keep,
             ..TextPipeline::default()
         };
         let f = p.run(&corpus()).unwrap();
+        assert_eq!(f.dropped_empty, (0, 0));
         let (l25, l53) = ((5.0f64 / 2.0).ln(), (5.0f64 / 3.0).ln());
         let row = |i: usize| {
             let r = f.set.x.outer_view(i).unwrap();
@@ -1017,6 +1063,16 @@ Some One, Goalie-Fan\r\n";
         assert_eq!(row(6), (vec![], vec![]));
         assert_eq!(f.set.dim(), 3);
         assert_eq!(f.set.labels, vec![0, 0, 0, 1, 1, 1, 0]);
+        // By default the empty test message (row 6) is dropped, the rest unchanged.
+        let dropped = TextPipeline {
+            empty_documents: EmptyDocuments::Drop,
+            ..p.clone()
+        }
+        .run(&corpus())
+        .unwrap();
+        assert_eq!(dropped.dropped_empty, (0, 1));
+        assert_eq!(dropped.set, f.set.select(&[0, 1, 2, 3, 4, 5]));
+        assert_ne!(dropped.identity, f.identity);
 
         p.l2_normalize = true;
         let g = p.run(&corpus()).unwrap();

@@ -115,6 +115,23 @@ pub fn verify(info: &DatasetInfo, ctx: &DataContext) -> Result<Vec<String>, Data
     Ok(lines)
 }
 
+/// The degenerate rows of a labelled data set at its default parameters (see
+/// [`dyad_core::data::RowAudit`]) and what its policy dropped: from its remembered shape when
+/// it has one, else by loading it (a stand-in is generated at its default size). `None` for
+/// data that is not a labelled set of rows or cannot be resolved with default parameters.
+pub fn rows(p: &dyn Provider, ctx: &DataContext) -> Option<String> {
+    if p.kind() != kinds::LABELLED {
+        return None;
+    }
+    let r = p.resolve(ctx, &serde_json::json!({})).ok()?;
+    if let Some(line) = r.shape.as_ref().and_then(Shape::rows_line) {
+        return Some(line);
+    }
+    let data = (r.loader)().ok()?;
+    let set = data.get::<dyad_core::LabeledSet>()?;
+    Shape::of_labelled(set).rows_line()
+}
+
 /// One line on loaded data.
 pub fn describe(data: &Data) -> String {
     if let Some(s) = data.get::<dyad_core::LabeledSet>() {

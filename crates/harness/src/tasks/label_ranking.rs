@@ -86,7 +86,9 @@ impl Task for LabelRankingTask {
         "labels-per-example"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: ties scored as the expectation over the orders of tied labels (a zero start
+        // scores every label alike: it now sits at chance, dyad_core::metrics).
+        2
     }
     fn description(&self) -> &'static str {
         "rank every label for each held-out example; relevant = the example's own labels"

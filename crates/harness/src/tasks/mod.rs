@@ -120,9 +120,27 @@ pub trait Task: Sync {
     }
     /// Source files (paths under `crates/`) whose fingerprint is kept as provenance.
     fn sources(&self) -> &'static [&'static str];
+    /// Earlier versions whose cells this version would reproduce record for record whenever
+    /// the test returns true on their records: `dyad run` then carries such a cell to the
+    /// current key instead of computing it again (see [`Carry`]). Default: none.
+    fn carries(&self) -> &'static [Carry] {
+        &[]
+    }
     /// Build the cell protocol from the spec, resolved for a profile. Errors name the spec's
     /// line and field.
     fn plan(&self, input: &TaskInput<'_>) -> Result<Box<dyn CellProtocol>, SpecError>;
+}
+
+/// A proof obligation for an earlier task version: `unchanged(records)` must hold only when
+/// the current version computes exactly those records for the same cell (e.g. the bump
+/// changed what an empty set records, and the records show no set was empty). A carried cell
+/// keeps its values and timings; its provenance names the key it was carried from.
+#[derive(Debug, Clone, Copy)]
+pub struct Carry {
+    pub from_version: u32,
+    pub unchanged: fn(&[crate::cache::Record]) -> bool,
+    /// Why the test suffices, for the run's message.
+    pub why: &'static str,
 }
 
 /// What a task sees of a spec when its plan is built.

@@ -68,6 +68,12 @@
 //! Per cell (no coordinate): `tau_mean` (sets `all` and `unlabelled`), the mean of `tau` over
 //! the panel's x values, for claims, tables and CI bands; `knn_seconds` (set `all`).
 //!
+//! τ on a set without an inequality pair is **undefined**, not 0: when every point is labelled
+//! (DTD's stand-in at l = 30, and at l = 10 in most repeats) no `unlabelled` record is written
+//! for that x value, `tau_mean` averages the x values where τ is defined, and
+//! `tau_undefined` (set `unlabelled`, per cell, only when non-zero) says how many were not.
+//! Tables then show the number of repeats behind each mean (`n = …`).
+//!
 //! # What the harness cannot draw (reported, not worked around)
 //!
 //! Fig. 2's y axis is the **improvement over RS** (`mean τ_method − mean τ_RS`, error bars
@@ -87,7 +93,7 @@ use dyad_algorithms::AlgoError;
 use dyad_algorithms::tensor_rank::low_rank::q_right;
 use dyad_algorithms::tensor_rank::synthetic::{attribute_pairs, class_pairs};
 use dyad_algorithms::tensor_rank::{PairInput, PairKernel, PairModel, PairRanker, Pairs, knn};
-use dyad_core::kendall::{kendall_tau, tau_on_pairs};
+use dyad_core::kendall::{kendall_counts, kendall_tau, tau_on_pairs};
 use dyad_core::{Checkpoint, Control, LabeledSet, Observer, Schedule, derive_seed, seeded};
 use dyad_datasets::pair_ranking::{ORDERED, Order, OrderedSet};
 use dyad_datasets::provider::{Data, kinds};
@@ -130,7 +136,15 @@ static METRICS: &[Metric] = &[
         unit: "",
         higher_is_better: true,
         percent: false,
-        description: "tau averaged over the panel's x values (labels per class, or attributes)",
+        description: "tau averaged over the panel's x values (labels per class, or attributes) where it is defined",
+    },
+    Metric {
+        name: "tau_undefined",
+        label: "x values without tau",
+        unit: "",
+        higher_is_better: false,
+        percent: false,
+        description: "x values where the set holds no inequality pair (every point labelled): tau is undefined there, left out of tau_mean; recorded only when non-zero",
     },
     Metric {
         name: "validation_tau",
@@ -228,7 +242,15 @@ impl Task for PairRankingTask {
     }
     fn version(&self) -> u32 {
         // 2: with steps chosen (DR's epochs), the untrained model (step 0) is no candidate.
-        2
+        // 3: τ on an unlabelled set without a pair is undefined (no record), not 0.
+        3
+    }
+    fn carries(&self) -> &'static [super::Carry] {
+        &[super::Carry {
+            from_version: 2,
+            unchanged: v2_has_no_empty_set,
+            why: "version 2 wrote tau = 0 exactly for an unlabelled set without a pair; a cell whose chosen unlabelled taus are all non-zero had none, and version 3 records the same",
+        }]
     }
     fn description(&self) -> &'static str {
         "scores of all points from labelled pairs (tensor-ranking §4.1); Kendall tau against the true order, hyper-parameters chosen on validation pairs"
@@ -587,6 +609,29 @@ impl PairRankingCell {
     }
 }
 
+/// Version 2 wrote `τ = 0` for an unlabelled set without an inequality pair, where version 3
+/// writes nothing. A version-2 cell whose chosen model's unlabelled `τ` (the record with the
+/// largest step at each x value) is non-zero everywhere had no such set, so version 3 would
+/// record exactly the same (the untrained model's `τ = 0` at step 0 is then a defined value).
+fn v2_has_no_empty_set(records: &[Record]) -> bool {
+    let mut last: std::collections::BTreeMap<String, (u64, f64)> = Default::default();
+    for r in records
+        .iter()
+        .filter(|r| r.set == "unlabelled" && r.metric == "tau")
+    {
+        let at = r
+            .coord
+            .as_ref()
+            .map(|c| format!("{}={}", c.name, c.value))
+            .unwrap_or_default();
+        let e = last.entry(at).or_insert((r.step, r.value));
+        if r.step >= e.0 {
+            *e = (r.step, r.value);
+        }
+    }
+    last.values().all(|&(_, v)| v != 0.0)
+}
+
 /// One checkpoint of one candidate's run.
 #[derive(Debug, Clone, Copy)]
 struct Point {
@@ -594,7 +639,9 @@ struct Point {
     seconds: f64,
     validation: f64,
     tau_all: f64,
-    tau_unlabelled: f64,
+    /// `None` when the unlabelled set holds no inequality pair (e.g. every point labelled):
+    /// τ is undefined there, not 0.
+    tau_unlabelled: Option<f64>,
     iterations: u64,
     inner: u64,
     /// KR methods: τ from `sign(K_ij)` on the subset.
@@ -668,7 +715,10 @@ impl Observer<PairModel> for Measure<'_> {
             seconds: at.solver_seconds,
             validation: tau_on_pairs(f, self.validation),
             tau_all: kendall_tau(f, self.truth),
-            tau_unlabelled: kendall_tau(&fu, self.unlabelled_truth),
+            tau_unlabelled: {
+                let c = kendall_counts(&fu, self.unlabelled_truth);
+                (c.pairs > 0).then(|| c.tau())
+            },
             iterations: model.iterations,
             inner: model.inner_iterations,
             tau_sign: model
@@ -829,6 +879,8 @@ impl CellProtocol for PairRankingCell {
         };
         let mut chosen_count = vec![0usize; learners.len()];
         let (mut sum_all, mut sum_unl) = (0.0, 0.0);
+        // x values whose unlabelled τ is defined (the chosen model's; the untrained one's).
+        let (mut defined_unl, mut defined0_unl) = (0usize, 0usize);
         // τ of the chosen runs' first reports (the untrained model after set-up): what a CI
         // band must exclude.
         let (mut sum0_all, mut sum0_unl, mut untrained, mut step0) = (0.0, 0.0, 0usize, 0);
@@ -905,32 +957,42 @@ impl CellProtocol for PairRankingCell {
             let (step, secs) = (chosen.step, chosen.seconds);
             for s in &c.evaluate {
                 let v = match s {
-                    PairSet::All => chosen.tau_all,
+                    PairSet::All => Some(chosen.tau_all),
                     PairSet::Unlabelled => chosen.tau_unlabelled,
                 };
-                out.records
-                    .push(rec(s.as_str(), "tau", step, secs, coord.clone(), v));
+                if let Some(v) = v {
+                    out.records
+                        .push(rec(s.as_str(), "tau", step, secs, coord.clone(), v));
+                }
             }
             sum_all += chosen.tau_all;
-            sum_unl += chosen.tau_unlabelled;
+            if let Some(v) = chosen.tau_unlabelled {
+                sum_unl += v;
+                defined_unl += 1;
+            }
             if let Some(first) = run.first().filter(|f| f.step < chosen.step) {
                 untrained += 1;
                 step0 = first.step;
                 sum0_all += first.tau_all;
-                sum0_unl += first.tau_unlabelled;
+                if let Some(v) = first.tau_unlabelled {
+                    sum0_unl += v;
+                    defined0_unl += 1;
+                }
                 for s in &c.evaluate {
                     let v = match s {
-                        PairSet::All => first.tau_all,
+                        PairSet::All => Some(first.tau_all),
                         PairSet::Unlabelled => first.tau_unlabelled,
                     };
-                    out.records.push(rec(
-                        s.as_str(),
-                        "tau",
-                        first.step,
-                        first.seconds,
-                        coord.clone(),
-                        v,
-                    ));
+                    if let Some(v) = v {
+                        out.records.push(rec(
+                            s.as_str(),
+                            "tau",
+                            first.step,
+                            first.seconds,
+                            coord.clone(),
+                            v,
+                        ));
+                    }
                 }
             }
             out.records.push(rec(
@@ -1006,28 +1068,44 @@ impl CellProtocol for PairRankingCell {
         }
         let xs = tasks.len().max(1) as f64;
         let last_step = out.records.iter().map(|r| r.step).max().unwrap_or(0);
+        // Means over the x values where τ is defined; how many were not is recorded.
+        let mean = |sum: f64, n: usize| (n > 0).then(|| sum / n as f64);
         for s in &c.evaluate {
             let v = match s {
-                PairSet::All => sum_all,
-                PairSet::Unlabelled => sum_unl,
-            } / xs;
-            out.records.push(rec(
-                s.as_str(),
-                "tau_mean",
-                last_step,
-                out.train_seconds,
-                None,
-                v,
-            ));
+                PairSet::All => Some(sum_all / xs),
+                PairSet::Unlabelled => mean(sum_unl, defined_unl),
+            };
+            if let Some(v) = v {
+                out.records.push(rec(
+                    s.as_str(),
+                    "tau_mean",
+                    last_step,
+                    out.train_seconds,
+                    None,
+                    v,
+                ));
+            }
+            if *s == PairSet::Unlabelled && defined_unl < tasks.len() {
+                out.records.push(rec(
+                    s.as_str(),
+                    "tau_undefined",
+                    last_step,
+                    out.train_seconds,
+                    None,
+                    (tasks.len() - defined_unl) as f64,
+                ));
+            }
         }
         if untrained == tasks.len() {
             for s in &c.evaluate {
                 let v = match s {
-                    PairSet::All => sum0_all,
-                    PairSet::Unlabelled => sum0_unl,
-                } / xs;
-                out.records
-                    .push(rec(s.as_str(), "tau_mean", step0, 0.0, None, v));
+                    PairSet::All => Some(sum0_all / xs),
+                    PairSet::Unlabelled => mean(sum0_unl, defined0_unl),
+                };
+                if let Some(v) = v {
+                    out.records
+                        .push(rec(s.as_str(), "tau_mean", step0, 0.0, None, v));
+                }
             }
         }
         out.records.push(rec(

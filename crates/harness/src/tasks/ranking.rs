@@ -25,6 +25,18 @@ use std::time::Instant;
 /// The task.
 pub struct RankingTask;
 
+/// The prefix of the records' sets of the sanity probes (`sanity-test` for the probes on set
+/// `test`), recorded once per final run and evaluated set:
+/// `sanity_oracle_map` (the perfect ranking's mAP: must be 1), `sanity_constant_map` and
+/// `sanity_constant_gap` (a constant scorer: every precision@k at chance, so the gap must be
+/// 0 up to rounding; its mAP is what a `W = 0` start must reach), and at the final model
+/// `sanity_repeat_delta` (the model evaluated twice: must be 0). `dyad check` fails on any
+/// that does not hold (see `crate::check::sanity`).
+pub const SANITY: &str = "sanity";
+/// Queries the oracle probe ranks (the metric machinery on real relevance lists; all queries
+/// would double the cost of a cheap cell for no more evidence).
+pub const SANITY_ORACLE_QUERIES: usize = 200;
+
 static METRICS: &[Metric] = &[
     Metric {
         name: "map",
@@ -79,7 +91,9 @@ impl Task for RankingTask {
         "label-ranking"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: ties scored as the expectation over the orders of tied candidates; rows without
+        // a feature ranked last, such queries left out (dyad_core::metrics).
+        2
     }
     fn description(&self) -> &'static str {
         "rank held-out examples by a learned similarity; relevant = same class (or a shared label)"
@@ -488,6 +502,8 @@ struct Evaluator<'a, 'f> {
     eval_seconds: f64,
     last_seconds: f64,
     chance_done: bool,
+    /// Record the sanity probes (set `sanity`, see [`SANITY`]) on the final run.
+    sanity: bool,
     /// Called with the final model (a task built on this one judges it further).
     on_last: Option<FinalModel<'f>>,
 }
@@ -511,6 +527,45 @@ impl Observer for Evaluator<'_, '_> {
             self.records.push(rec("map", None, r.map));
             if !self.chance_done && !self.map_only {
                 self.records.push(rec("chance", None, r.chance));
+            }
+            if self.sanity && !self.chance_done {
+                let p = dyad_core::metrics::probe(set, self.k_max, SANITY_ORACLE_QUERIES);
+                for (metric, value) in [
+                    ("sanity_oracle_map", p.oracle_map),
+                    ("sanity_constant_map", p.constant_map),
+                    ("sanity_constant_gap", p.constant_gap),
+                ] {
+                    self.records.push(Record {
+                        set: format!("{SANITY}-{name}"),
+                        ..rec(metric, None, value)
+                    });
+                }
+            }
+            if self.sanity && at.last {
+                // The same model evaluated a second time: determinism, to the bit.
+                let again = evaluate_retrieval(model, set, set, true, self.k_max);
+                let delta = std::iter::once((r.map, again.map))
+                    .chain(
+                        r.precision
+                            .iter()
+                            .copied()
+                            .zip(again.precision.iter().copied()),
+                    )
+                    .map(|(a, b)| {
+                        if a.to_bits() == b.to_bits() {
+                            0.0
+                        } else if (a - b).abs() > 0.0 {
+                            (a - b).abs()
+                        } else {
+                            // -0 against 0, or NaN: still a difference.
+                            1.0
+                        }
+                    })
+                    .fold(0.0, f64::max);
+                self.records.push(Record {
+                    set: format!("{SANITY}-{name}"),
+                    ..rec("sanity_repeat_delta", None, delta)
+                });
             }
             if with_precision {
                 for (k, p) in r.precision.iter().enumerate() {
@@ -592,6 +647,7 @@ pub fn run(
                     eval_seconds: 0.0,
                     last_seconds: 0.0,
                     chance_done: true,
+                    sanity: false,
                     on_last: None,
                 };
                 let schedule = if select_steps || !iterative {
@@ -665,6 +721,7 @@ pub fn run(
         eval_seconds: 0.0,
         last_seconds: 0.0,
         chance_done: false,
+        sanity: true,
         on_last,
     };
     candidates[chosen].fit(&train, &final_schedule, &mut seeded(solver_seed), &mut ev)?;

@@ -112,7 +112,8 @@ impl Task for HumanEvaluationTask {
         "human-evaluation"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: the ranking task's tie and empty-row rules (dyad_core::metrics).
+        2
     }
     fn description(&self) -> &'static str {
         "the ranking task, then a SIMULATED rater panel judging the final model's neighbours"
