@@ -698,9 +698,9 @@ pub fn quantity_verdict(
         _ => "far",
     };
     let interval = if st.n > 1 {
-        format!(" [{}, {}]", q.show(a), q.show(b))
+        format!(" [{}, {}] measured", q.show(a), q.show(b))
     } else {
-        " (one split: no interval)".to_string()
+        " measured on one split (no interval)".to_string()
     };
     let gains = match q {
         Quantity::Ratio if paper < 3.0 => format!(
@@ -722,7 +722,7 @@ pub fn quantity_verdict(
     Some((
         v,
         format!(
-            "{}{interval} measured vs {} in the paper{gains}, {band}: {word}",
+            "{}{interval} vs {} in the paper{gains}, {band}: {word}",
             q.show(st.mean),
             match q {
                 Quantity::Difference => format!("{paper:+.3}"),
@@ -791,8 +791,7 @@ fn quantity(
         }
     }
     let spread = match splits {
-        1 => "; one split".to_string(),
-        n if n != usize::MAX => format!("; paired over {n} splits, 95 % interval"),
+        n if n > 1 && n != usize::MAX => format!("; paired over {n} splits, 95 % interval"),
         _ => String::new(),
     };
     Ok((verdict, format!("{}{spread}", parts.join("; "))))

@@ -1126,7 +1126,7 @@ fn refresh_claims(blocks: &mut [Block], res: &ExperimentResults<'_>) {
                     crate::spec::ClaimKind::Factor | crate::spec::ClaimKind::Difference
                 );
                 let (verdict, detail) = match kept_of(&c.id) {
-                    Some((v, d)) if quantity && !d.contains(" measured vs ") => (
+                    Some((v, d)) if quantity && !d.contains(" in the paper") => (
                         Verdict::NotComparable,
                         format!(
                             "judged as a measured quantity against the paper's number since \

@@ -784,6 +784,9 @@ range = [0.0, 1.0]
             ),
         "{kept}"
     );
+    // Kept again: the same lines (a refreshed line is not wrapped a second time).
+    let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
+    assert_eq!(read(&md), kept);
     // The counts follow: real and ours unchanged, one shape check now not comparable.
     let parts = |l: &str| {
         let (real, rest) = l.split_once(" Shape checks").unwrap();
