@@ -1,19 +1,46 @@
 //! Verdicts on the papers' claims, computed from our results: holds, does not hold, not
 //! distinguishable (the difference lies within the spread over splits), or not comparable
-//! (with the reason). A verdict on a stand-in is a **shape check** of the pipeline, never a
-//! confirmation of the paper: [`Outcome::synthetic`] says so and the report labels it.
+//! (with the reason). Every claim is either the paper's, carrying the paper's words (`quote`,
+//! `section`), or ours (`origin = "ours"`: a diagnostic or sanity check of the reproduction),
+//! and the report counts the two apart.
 //!
-//! Comparisons are paired by split: with `n >= 2` repeats the differences `d_r = l_r − f·r_r`
-//! (`f` the claim's factor) are judged by a two-sided paired t-test at 95 %: a claim holds only
-//! when `mean(d) + margin > t · se(d)`, does not hold when `mean(d) + margin < −t · se(d)`, and
-//! is not distinguishable otherwise. With one repeat there is no spread to judge against: a
-//! difference smaller than 5 % of the larger value is not distinguishable, and the detail says
-//! "one split". Over several k, one clearly worse k makes the claim fail, and any k within the
-//! spread makes it not distinguishable.
+//! **Real or synthetic.** A verdict is labelled by the data the claim reads: its `datasets`
+//! when it lists them, else the data sets on which its solver has cells, plus its
+//! `versus_dataset`. When any of these is a SYNTHETIC stand-in (or simulated), the verdict is a
+//! **shape check** of the pipeline, never a confirmation of the paper: [`Outcome::synthetic`]
+//! says so and the report labels it. A data set the claim does not read (another solver's,
+//! say) does not make its verdict synthetic.
+//!
+//! **Comparisons** (`greater`, `better`) are paired by split: with `n >= 2` repeats the
+//! differences `d_r = l_r − f·r_r` (`f` the claim's factor) are judged by a two-sided paired
+//! t-test at 95 %: a claim holds only when `mean(d) + margin > t · se(d)`, does not hold when
+//! `mean(d) + margin < −t · se(d)`, and is not distinguishable otherwise. With one repeat
+//! there is no spread to judge against: a difference smaller than 5 % of the larger value is
+//! not distinguishable, and the detail says "one split". Over several k, one clearly worse k
+//! makes the claim fail, and any k within the spread makes it not distinguishable. These are
+//! for claims that state a direction ("better than", "at least 10 times faster").
+//!
+//! **Quantities** (`factor`, `difference`) are for claims that state a number: "improves
+//! retrieval precision by 33 %" is the factor 1.33, "two orders of magnitude faster" the
+//! factor 100. The measured quantity is computed per split, paired (`q_r = l_r / r_r`, or
+//! `l_r − r_r`; with `log = true`, `log10(l_r / r_r)`), and its mean over splits with the 95 %
+//! t interval `[a, b]` is set beside the paper's number `P` and the band `P ± tolerance`
+//! (`P · 10^±tolerance` on the log scale):
+//!
+//! - **holds** ("agrees"): the whole interval lies inside the band: the measurement is
+//!   compatible with the paper's number within the stated tolerance;
+//! - **not distinguishable**: the interval straddles an edge of the band;
+//! - **does not hold**: the interval lies outside the band; the detail says **close** when it
+//!   still meets the band widened to twice the tolerance, **far** otherwise.
+//!
+//! So a factor of 1.30 measured [1.28, 1.32] against the paper's 1.33 with tolerance 0.1
+//! holds ("agrees") instead of failing a hard threshold "at least 1.33". With one split the
+//! interval is the value itself and the detail says "one split". Over several data sets or
+//! k the worst verdict counts.
 
 use crate::plots::SlopeBound;
 use crate::results::ExperimentResults;
-use crate::spec::{Claim, ClaimKind, Selector, XAxis};
+use crate::spec::{Claim, ClaimKind, Origin, Selector, XAxis};
 use std::fmt;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,8 +70,13 @@ pub struct Outcome {
     pub verdict: Verdict,
     /// The numbers behind the verdict, or why there is none.
     pub detail: String,
-    /// The claim was judged on a SYNTHETIC stand-in (or simulated) data: a shape check.
+    /// The claim read a SYNTHETIC stand-in (or simulated) data set: a shape check.
     pub synthetic: bool,
+    /// The paper's claim, or our diagnostic.
+    pub origin: Origin,
+    /// The paper's words and where they are (claims of the paper).
+    pub quote: Option<String>,
+    pub section: Option<String>,
 }
 
 /// Two-sided 95 % critical value of Student's t with `df` degrees of freedom.
@@ -121,15 +153,23 @@ pub fn ready(res: &ExperimentResults<'_>, claim: &Claim) -> bool {
 
 /// Per data set of the plan (by index): whether `claim` reads it.
 fn reads(res: &ExperimentResults<'_>, claim: &Claim) -> Vec<bool> {
-    let covered = covered(res, claim);
+    let read = read_datasets(res, claim);
     res.plan
         .datasets
         .iter()
-        .map(|d| {
-            covered.contains(&d.id.as_str())
-                || claim.versus_dataset.as_deref() == Some(d.id.as_str())
-        })
+        .map(|d| read.contains(&d.id.as_str()))
         .collect()
+}
+
+/// The data sets `claim` reads: those it covers and its `versus_dataset`.
+pub fn read_datasets<'a>(res: &'a ExperimentResults<'_>, claim: &'a Claim) -> Vec<&'a str> {
+    let mut read = covered(res, claim);
+    if let Some(vd) = claim.versus_dataset.as_deref()
+        && !read.contains(&vd)
+    {
+        read.push(vd);
+    }
+    read
 }
 
 fn missing_for(res: &ExperimentResults<'_>, claim: &Claim) -> usize {
@@ -147,11 +187,35 @@ fn cells_for(res: &ExperimentResults<'_>, claim: &Claim) -> usize {
     res.plan.cells.iter().filter(|c| read[c.dataset]).count()
 }
 
+/// The data sets a claim covers: its `datasets`, else those where the solver it names has
+/// cells (a solver restricted to some data sets of its spec reads only those), else all.
 fn covered<'a>(res: &'a ExperimentResults<'_>, claim: &'a Claim) -> Vec<&'a str> {
-    if claim.datasets.is_empty() {
+    if !claim.datasets.is_empty() {
+        return claim.datasets.iter().map(String::as_str).collect();
+    }
+    let solvers: Vec<usize> = (0..res.plan.solvers.len())
+        .filter(|&i| {
+            let sv = &res.plan.solvers[i];
+            sv.series == claim.solver || sv.label == claim.solver || sv.name == claim.solver
+        })
+        .collect();
+    let with_cells: Vec<&str> = res
+        .plan
+        .datasets
+        .iter()
+        .enumerate()
+        .filter(|(di, _)| {
+            res.plan
+                .cells
+                .iter()
+                .any(|c| c.dataset == *di && solvers.contains(&c.solver))
+        })
+        .map(|(_, d)| d.id.as_str())
+        .collect();
+    if with_cells.is_empty() {
         res.plan.datasets.iter().map(|d| d.id.as_str()).collect()
     } else {
-        claim.datasets.iter().map(String::as_str).collect()
+        with_cells
     }
 }
 
@@ -171,18 +235,24 @@ fn mean(v: &[f64]) -> f64 {
 
 /// Judge one claim.
 pub fn judge(res: &ExperimentResults<'_>, claim: &Claim) -> Outcome {
-    let any_synthetic = covered(res, claim).iter().any(|id| {
-        res.plan
-            .datasets
-            .iter()
-            .any(|d| d.id == *id && d.resolved.synthetic)
-    });
+    let synthetic: Vec<&str> = read_datasets(res, claim)
+        .into_iter()
+        .filter(|id| {
+            res.plan
+                .datasets
+                .iter()
+                .any(|d| d.id == *id && d.resolved.synthetic)
+        })
+        .collect();
     let outcome = |verdict, detail: String| Outcome {
         id: claim.id.clone(),
         text: claim.text.clone(),
         verdict,
         detail,
-        synthetic: any_synthetic,
+        synthetic: !synthetic.is_empty(),
+        origin: claim.origin,
+        quote: claim.quote.clone(),
+        section: claim.section.clone(),
     };
     let waiting = missing_for(res, claim);
     if waiting > 0 {
@@ -201,16 +271,6 @@ pub fn judge(res: &ExperimentResults<'_>, claim: &Claim) -> Outcome {
         );
     }
     let datasets = covered(res, claim);
-    let synthetic: Vec<&str> = datasets
-        .iter()
-        .copied()
-        .filter(|id| {
-            res.plan
-                .datasets
-                .iter()
-                .any(|d| d.id == *id && d.resolved.synthetic)
-        })
-        .collect();
     let computed = match claim.kind {
         ClaimKind::Greater | ClaimKind::Better | ClaimKind::Close => compare(res, claim, &datasets),
         ClaimKind::Near => near(res, claim, &datasets),
@@ -218,6 +278,7 @@ pub fn judge(res: &ExperimentResults<'_>, claim: &Claim) -> Outcome {
         ClaimKind::SlopeWithin => slope_within(res, claim, &datasets),
         ClaimKind::ValueWithin => value_within(res, claim, &datasets),
         ClaimKind::Correlated => correlated(res, claim, &datasets),
+        ClaimKind::Factor | ClaimKind::Difference => quantity(res, claim, &datasets),
     };
     match computed {
         Err(e) => outcome(Verdict::NotComparable, e),
@@ -524,6 +585,229 @@ pub fn interval_verdict(
     Some((v, st, a, b))
 }
 
+/// How a stated quantity is measured: a ratio (optionally on a log scale) or a difference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quantity {
+    Ratio,
+    LogRatio,
+    Difference,
+}
+
+impl Quantity {
+    fn of(claim: &Claim) -> Quantity {
+        match (claim.kind, claim.log) {
+            (ClaimKind::Difference, _) => Quantity::Difference,
+            (_, true) => Quantity::LogRatio,
+            _ => Quantity::Ratio,
+        }
+    }
+
+    /// A value on the judged scale as the reader reads it (a factor, or a difference).
+    fn show(self, x: f64) -> String {
+        match self {
+            Quantity::Difference => format!("{x:+.3}"),
+            Quantity::Ratio => factor_text(x),
+            Quantity::LogRatio => factor_text(10f64.powf(x)),
+        }
+    }
+}
+
+/// A factor: `×1.30`, `×36.4`, `×120`.
+fn factor_text(x: f64) -> String {
+    if x.abs() >= 100.0 {
+        format!("×{x:.0}")
+    } else if x.abs() >= 10.0 {
+        format!("×{x:.1}")
+    } else {
+        format!("×{x:.2}")
+    }
+}
+
+/// A factor near 1 as a gain: `+30 %` (`+0 %`, never `-0 %`).
+fn gain_text(x: f64) -> String {
+    let g = ((x - 1.0) * 100.0).round();
+    format!("{:+.0} %", if g == 0.0 { 0.0 } else { g })
+}
+
+/// A stated quantity computed from two means alone (a kept report's numbers, whose cells
+/// are gone): the point value beside the paper's, and whether it falls in the band. No
+/// verdict: that needs the per-split values and their spread.
+pub fn quantity_from_means(claim: &Claim, l: f64, r: f64) -> Option<String> {
+    let q = Quantity::of(claim);
+    let (paper, tol) = (claim.paper_value?, claim.tolerance?);
+    let value = match q {
+        Quantity::Difference => l - r,
+        _ if r <= 0.0 || l <= 0.0 => return None,
+        Quantity::Ratio => l / r,
+        Quantity::LogRatio => (l / r).log10(),
+    };
+    let centre = if q == Quantity::LogRatio {
+        paper.log10()
+    } else {
+        paper
+    };
+    let place = if (value - centre).abs() <= tol {
+        "inside the band"
+    } else if (value - centre).abs() <= 2.0 * tol {
+        "outside the band, within twice the tolerance"
+    } else {
+        "far outside the band"
+    };
+    let gains = match q {
+        Quantity::Ratio if paper < 3.0 => {
+            format!(" ({} vs {})", gain_text(value), gain_text(paper))
+        }
+        _ => String::new(),
+    };
+    Some(format!(
+        "{} from the means vs {} in the paper{gains}: {place} (±{tol}{})",
+        q.show(value),
+        match q {
+            Quantity::Difference => format!("{paper:+.3}"),
+            _ => factor_text(paper),
+        },
+        if q == Quantity::LogRatio {
+            " decades"
+        } else {
+            ""
+        }
+    ))
+}
+
+/// The verdict on a stated quantity (module docs): `values` are the per-split measurements
+/// on the judged scale (ratios, log10 ratios or differences), `paper` the paper's number (a
+/// factor or a difference, not a logarithm), `tol` the band's half-width on the judged scale.
+/// Returns the verdict and its detail: the measured value with its 95 % interval beside the
+/// paper's, and how close (agrees / straddles / close / far).
+pub fn quantity_verdict(
+    values: &[f64],
+    paper: f64,
+    tol: f64,
+    q: Quantity,
+) -> Option<(Verdict, String)> {
+    let centre = match q {
+        Quantity::LogRatio => paper.log10(),
+        _ => paper,
+    };
+    let (lo, hi) = (centre - tol, centre + tol);
+    let (v, st, a, b) = interval_verdict(values, lo, hi)?;
+    let word = match v {
+        Verdict::Holds => "agrees",
+        Verdict::NotDistinguishable => "its interval straddles the band's edge",
+        _ if b >= lo - tol && a <= hi + tol => "close (within twice the tolerance)",
+        _ => "far",
+    };
+    let interval = if st.n > 1 {
+        format!(" [{}, {}] measured", q.show(a), q.show(b))
+    } else {
+        " measured on one split (no interval)".to_string()
+    };
+    let gains = match q {
+        Quantity::Ratio if paper < 3.0 => format!(
+            " ({}{} vs {})",
+            gain_text(st.mean),
+            if st.n > 1 {
+                format!(" [{}, {}]", gain_text(a), gain_text(b))
+            } else {
+                String::new()
+            },
+            gain_text(paper)
+        ),
+        _ => String::new(),
+    };
+    let band = match q {
+        Quantity::LogRatio => format!("band {} .. {} (±{tol} decades)", q.show(lo), q.show(hi)),
+        _ => format!("band {} .. {} (±{tol})", q.show(lo), q.show(hi)),
+    };
+    Some((
+        v,
+        format!(
+            "{}{interval} vs {} in the paper{gains}, {band}: {word}",
+            q.show(st.mean),
+            match q {
+                Quantity::Difference => format!("{paper:+.3}"),
+                _ => factor_text(paper),
+            },
+        ),
+    ))
+}
+
+/// `factor` / `difference`: per covered data set (and selected k), the per-split quantity
+/// `solver` against `versus` (on `versus_dataset` when given), judged by [`quantity_verdict`];
+/// the worst verdict over data sets and k counts.
+fn quantity(
+    res: &ExperimentResults<'_>,
+    claim: &Claim,
+    datasets: &[&str],
+) -> Result<(Verdict, String), String> {
+    let versus = claim.versus.as_deref().unwrap_or(&claim.solver);
+    let paper = claim.paper_value.ok_or("no `paper_value`")?;
+    let tol = claim.tolerance.unwrap_or(0.0);
+    let q = Quantity::of(claim);
+    let mut verdict = Verdict::Holds;
+    let mut parts = Vec::new();
+    let mut splits = usize::MAX;
+    for d in datasets {
+        let vd = claim.versus_dataset.as_deref().unwrap_or(d);
+        for k in ks(res, claim) {
+            let l = res.select_repeats(&selector(claim, d, &claim.solver, k))?;
+            let r = res.select_repeats(&selector(claim, vd, versus, k))?;
+            let mut values = Vec::new();
+            for (rep, a) in &l {
+                let Some(b) = r.get(rep) else { continue };
+                values.push(match q {
+                    Quantity::Difference => a - b,
+                    _ if *b <= 0.0 || (q == Quantity::LogRatio && *a <= 0.0) => {
+                        return Err(format!(
+                            "{d}: a ratio of {} to {} is undefined at split {rep}",
+                            num(*a),
+                            num(*b)
+                        ));
+                    }
+                    Quantity::Ratio => a / b,
+                    Quantity::LogRatio => (a / b).log10(),
+                });
+            }
+            splits = splits.min(values.len());
+            let (v, detail) = quantity_verdict(&values, paper, tol, q)
+                .ok_or(format!("{d}: no split that both solvers have"))?;
+            verdict = worst(verdict, v);
+            let (lm, rm) = (
+                mean(&l.values().copied().collect::<Vec<_>>()),
+                mean(&r.values().copied().collect::<Vec<_>>()),
+            );
+            parts.push(format!(
+                "{d}{}{}: {detail} (means {} vs {})",
+                match &claim.versus_dataset {
+                    Some(vd) => format!(" vs {vd}"),
+                    None => String::new(),
+                },
+                k.filter(|_| claim.k.is_none())
+                    .map(|k| format!(" @{k}"))
+                    .unwrap_or_default(),
+                num(lm),
+                num(rm)
+            ));
+        }
+    }
+    let spread = match splits {
+        n if n > 1 && n != usize::MAX => format!("; paired over {n} splits, 95 % interval"),
+        _ => String::new(),
+    };
+    Ok((verdict, format!("{}{spread}", parts.join("; "))))
+}
+
+/// The worse of two verdicts of parts of one claim.
+fn worst(a: Verdict, b: Verdict) -> Verdict {
+    match (a, b) {
+        (Verdict::DoesNotHold, _) | (_, Verdict::DoesNotHold) => Verdict::DoesNotHold,
+        (Verdict::NotDistinguishable, _) | (_, Verdict::NotDistinguishable) => {
+            Verdict::NotDistinguishable
+        }
+        _ => Verdict::Holds,
+    }
+}
+
 /// `value-within`: the mean over splits, with its 95 % t interval, against `range`.
 fn value_within(
     res: &ExperimentResults<'_>,
@@ -537,13 +821,7 @@ fn value_within(
         let values = res.select(&selector(claim, d, &claim.solver, claim.k))?;
         let (v, st, a, b) = interval_verdict(&values, lo, hi)
             .ok_or(format!("no `{}` values on `{d}`", claim.metric))?;
-        verdict = match (verdict, v) {
-            (Verdict::DoesNotHold, _) | (_, Verdict::DoesNotHold) => Verdict::DoesNotHold,
-            (Verdict::NotDistinguishable, _) | (_, Verdict::NotDistinguishable) => {
-                Verdict::NotDistinguishable
-            }
-            _ => Verdict::Holds,
-        };
+        verdict = worst(verdict, v);
         let bound = |x: f64| match x {
             x if x <= -1e300 => "−∞".to_string(),
             x if x >= 1e300 => "∞".to_string(),
@@ -786,6 +1064,65 @@ mod tests {
         assert_eq!(n, 1);
         assert_eq!(t_critical(4), 2.776);
         assert_eq!(t_critical(100), 1.96);
+    }
+
+    #[test]
+    fn stated_numbers_are_judged_by_how_close_the_measurement_is() {
+        let v = |values: &[f64], paper: f64, tol: f64, q: Quantity| {
+            quantity_verdict(values, paper, tol, q).unwrap()
+        };
+        // The issue's example: +30 % with a tight spread against the paper's +33 %.
+        let (verdict, detail) = v(&[1.28, 1.30, 1.32, 1.29, 1.31], 1.33, 0.1, Quantity::Ratio);
+        assert_eq!(verdict, Verdict::Holds, "{detail}");
+        assert!(
+            detail.starts_with("×1.30 [×1.28, ×1.32] measured vs ×1.33 in the paper (+30 % [+28 %, +32 %] vs +33 %)")
+                && detail.ends_with("band ×1.23 .. ×1.43 (±0.1): agrees"),
+            "{detail}"
+        );
+        // Outside the band but within twice the tolerance: close; beyond: far.
+        let (verdict, detail) = v(&[1.35, 1.36, 1.34], 1.5, 0.1, Quantity::Ratio);
+        assert_eq!(verdict, Verdict::DoesNotHold);
+        assert!(
+            detail.ends_with("close (within twice the tolerance)"),
+            "{detail}"
+        );
+        let (verdict, detail) = v(&[0.80, 0.81, 0.79], 1.5, 0.1, Quantity::Ratio);
+        assert_eq!(verdict, Verdict::DoesNotHold);
+        assert!(detail.ends_with(": far"), "{detail}");
+        // An interval across the band's edge: not distinguishable.
+        let (verdict, detail) = v(&[1.2, 1.5, 1.35], 1.33, 0.1, Quantity::Ratio);
+        assert_eq!(verdict, Verdict::NotDistinguishable);
+        assert!(detail.contains("straddles"), "{detail}");
+        // Orders of magnitude on the log scale: ×50, ×60, ×70 against ×100 ± half a decade
+        // (log10 mean 1.774, half-width 4.303 · 0.073 / √3 = 0.181: inside [1.5, 2.5]).
+        let logs: Vec<f64> = [50.0f64, 60.0, 70.0].iter().map(|x| x.log10()).collect();
+        let (verdict, detail) = v(&logs, 100.0, 0.5, Quantity::LogRatio);
+        assert_eq!(verdict, Verdict::Holds, "{detail}");
+        assert!(
+            detail.starts_with("×59.4 [×39.1, ×90.3] measured vs ×100 in the paper, band ×31.6 .. ×316 (±0.5 decades)"),
+            "{detail}"
+        );
+        let tens: Vec<f64> = [8.0f64, 9.0, 10.0].iter().map(|x| x.log10()).collect();
+        assert_eq!(
+            v(&tens, 100.0, 0.5, Quantity::LogRatio).0,
+            Verdict::DoesNotHold
+        );
+        // A difference, and one split (no interval: the value itself).
+        let (verdict, detail) = v(
+            &[-0.010, -0.008, -0.012],
+            -0.0091,
+            0.02,
+            Quantity::Difference,
+        );
+        assert_eq!(verdict, Verdict::Holds, "{detail}");
+        assert!(
+            detail.starts_with("-0.010 [-0.015, -0.005] measured vs -0.009 in the paper"),
+            "{detail}"
+        );
+        let (verdict, detail) = v(&[1.31], 1.33, 0.1, Quantity::Ratio);
+        assert_eq!(verdict, Verdict::Holds);
+        assert!(detail.contains("one split"), "{detail}");
+        assert!(quantity_verdict(&[], 1.0, 0.1, Quantity::Ratio).is_none());
     }
 
     #[test]

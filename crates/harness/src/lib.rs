@@ -20,6 +20,7 @@ pub mod plan;
 pub mod plots;
 pub mod profile;
 pub mod provenance;
+pub mod quotes;
 pub mod registry;
 pub mod report;
 pub mod results;

@@ -553,6 +553,12 @@ pub enum ClaimKind {
     Correlated,
     /// Our value is within `tolerance` of every matching reference number.
     Near,
+    /// A number the paper states as a ratio ("improves by 33 %", "two orders of magnitude
+    /// faster"): the measured factor `solver / versus`, paired by split, with its 95 %
+    /// interval, against `paper_value` ± `tolerance` (in decades with `log = true`).
+    Factor,
+    /// The same for a stated difference `solver − versus` (e.g. "0.6231 vs 0.6322").
+    Difference,
     /// The step where the mean metric peaks lies in `range`.
     PeakWithin,
     /// The exponent `b` of a least-squares fit `metric = a x^b` over the data sets, with x
@@ -565,13 +571,39 @@ pub enum ClaimKind {
     ValueWithin,
 }
 
-/// A claim of the paper, with a verdict computed from our results.
+/// Whose claim it is: the paper's (it quotes the paper's words) or ours (a diagnostic or
+/// sanity check of the reproduction, counted apart from the paper's claims).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Origin {
+    #[default]
+    Paper,
+    Ours,
+}
+
+/// A claim, with a verdict computed from our results: the paper's (with its words, `quote`,
+/// and where they are, `section`) or ours (`origin = "ours"`, no quote).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Claim {
     pub id: String,
-    /// The claim as the paper makes it.
+    /// What is judged, in our words (a paraphrase of the quote; for a claim of ours, also
+    /// why it is ours).
     pub text: String,
+    /// `"paper"` (default): the paper's claim, which needs `quote` and `section`; `"ours"`:
+    /// our diagnostic, which quotes nothing.
+    #[serde(default)]
+    pub origin: Origin,
+    /// The paper's words, verbatim from its text (whitespace, line-end hyphenation and glyph
+    /// garbage aside; checked against the paper by `tests/claim_quotes.rs`). Elisions are
+    /// written `...`: each fragment must occur, in order, close to the previous one.
+    #[serde(default)]
+    pub quote: Option<String>,
+    /// Where the quote is: version, section, figure or table (e.g. "JMLR §7.1.5, Fig. 3c",
+    /// "NIPS §5.1", "thesis ch. 2.3 §3.4"). A leading `NIPS` or `JMLR` names the version
+    /// of the paper the quote is checked against.
+    #[serde(default)]
+    pub section: Option<String>,
     pub kind: ClaimKind,
     pub metric: String,
     #[serde(default = "default_set")]
@@ -596,9 +628,19 @@ pub struct Claim {
     /// Data sets the claim covers (default: all).
     #[serde(default)]
     pub datasets: Vec<String>,
-    /// `near`: largest absolute difference that still counts as agreement.
+    /// `near`: largest absolute difference that still counts as agreement; `factor` and
+    /// `difference`: the half-width of the band around `paper_value` (in decades for a
+    /// `log` factor).
     #[serde(default)]
     pub tolerance: Option<f64>,
+    /// `factor` / `difference`: the paper's number (1.33 for "33 % better", 100 for "two
+    /// orders of magnitude").
+    #[serde(default)]
+    pub paper_value: Option<f64>,
+    /// `factor`: judge on a log scale (geometric mean of the per-split ratios, tolerance in
+    /// decades), for factors stated as orders of magnitude.
+    #[serde(default)]
+    pub log: bool,
     /// `greater`: `solver` must exceed `factor` times `versus` (e.g. 100 for "two orders of
     /// magnitude slower"); default 1.
     #[serde(default)]
@@ -1152,7 +1194,14 @@ impl LoadedSpec {
                     ),
                 ));
             }
+            self.validate_origin(i, c)?;
             let ok = match c.kind {
+                ClaimKind::Factor | ClaimKind::Difference => {
+                    (c.versus.is_some() || c.versus_dataset.is_some())
+                        && c.paper_value.is_some()
+                        && c.tolerance.is_some()
+                        && c.factor.is_none()
+                }
                 ClaimKind::Greater | ClaimKind::Better => {
                     c.versus.is_some() || c.versus_dataset.is_some()
                 }
@@ -1182,10 +1231,80 @@ impl LoadedSpec {
                             ClaimKind::SlopeWithin => "range` and `x_param",
                             ClaimKind::ValueWithin => "range",
                             ClaimKind::Correlated => "versus`, `range` and `over",
+                            ClaimKind::Factor | ClaimKind::Difference =>
+                                "versus` (or `versus_dataset`), `paper_value` and `tolerance`, and no `factor",
                         }
                     ),
                 ));
             }
+        }
+        Ok(())
+    }
+}
+
+impl LoadedSpec {
+    /// A claim of the paper carries its words and where they are; a claim of ours carries
+    /// neither (its `text` says why it is ours); `log` goes with a `factor` claim only.
+    fn validate_origin(&self, i: usize, c: &Claim) -> Result<(), SpecError> {
+        let at = |key: &str, msg: String| {
+            self.error_at_key(
+                &["claims", &i.to_string(), key],
+                format!("claim `{}`: {msg}", c.id),
+            )
+        };
+        let blank = |v: &Option<String>| v.as_deref().is_none_or(|s| s.trim().is_empty());
+        match c.origin {
+            Origin::Paper => {
+                if blank(&c.quote) {
+                    return Err(at(
+                        "quote",
+                        "a claim of the paper needs `quote`, the paper's words it tests \
+                         (verbatim), or `origin = \"ours\"` when it is our diagnostic"
+                            .into(),
+                    ));
+                }
+                if blank(&c.section) {
+                    return Err(at(
+                        "section",
+                        "a claim of the paper needs `section`, where its quote is (e.g. \
+                         \"JMLR §7.1.5, Fig. 3c\")"
+                            .into(),
+                    ));
+                }
+            }
+            Origin::Ours => {
+                for (key, v) in [("quote", &c.quote), ("section", &c.section)] {
+                    if v.is_some() {
+                        return Err(at(
+                            key,
+                            format!(
+                                "`{key}` belongs to a claim of the paper; a claim with \
+                                 `origin = \"ours\"` quotes nothing (say in `text` why it is ours)"
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        if c.log && c.kind != ClaimKind::Factor {
+            return Err(at(
+                "log",
+                "`log = true` goes with `kind = \"factor\"`".into(),
+            ));
+        }
+        if c.paper_value.is_some() && !matches!(c.kind, ClaimKind::Factor | ClaimKind::Difference) {
+            return Err(at(
+                "paper_value",
+                "`paper_value` goes with `kind = \"factor\"` or `\"difference\"`".into(),
+            ));
+        }
+        if c.kind == ClaimKind::Factor
+            && (c.paper_value.is_some_and(|v| v <= 0.0) || c.tolerance.is_some_and(|t| t < 0.0))
+        {
+            return Err(at(
+                "paper_value",
+                "a `factor` claim needs a positive `paper_value` and a tolerance >= 0".into(),
+            ));
         }
         Ok(())
     }
@@ -1442,6 +1561,123 @@ name = "oasis"
                 .unwrap_err()
                 .to_string()
                 .contains("non-empty arrays")
+        );
+    }
+
+    /// A claim after MINIMAL, with `extra` keys.
+    fn with_claim(extra: &str) -> String {
+        format!(
+            "{MINIMAL}\n[[claims]]\nid = \"c\"\ntext = \"t\"\nkind = \"greater\"\n\
+             metric = \"map\"\nsolver = \"oasis\"\nversus = \"oasis\"\n{extra}"
+        )
+    }
+
+    fn line_of_key(src: &str, key: &str) -> usize {
+        src.lines().position(|l| l.starts_with(key)).unwrap() + 1
+    }
+
+    #[test]
+    fn a_claim_of_the_paper_carries_its_words_and_one_of_ours_none() {
+        let words = "quote = \"the paper's words\"\nsection = \"JMLR §5\"\n";
+        let s = parse(&with_claim(words)).unwrap();
+        let c = &s.spec.claims[0];
+        assert_eq!(
+            (c.origin, c.quote.as_deref()),
+            (Origin::Paper, Some("the paper's words"))
+        );
+        let s = parse(&with_claim("origin = \"ours\"\n")).unwrap();
+        assert_eq!(s.spec.claims[0].origin, Origin::Ours);
+        // A claim of the paper without its words: an error at the claim, naming the key.
+        for (src, key) in [
+            (with_claim(""), "quote"),
+            (with_claim("section = \"JMLR §5\"\n"), "quote"),
+            (
+                with_claim("quote = \"  \"\nsection = \"JMLR §5\"\n"),
+                "quote",
+            ),
+            (with_claim("quote = \"words\"\n"), "section"),
+        ] {
+            let e = parse(&src).unwrap_err();
+            let at = e.line.unwrap();
+            let claim = line_of_key(&src, "[[claims]]");
+            assert!(at >= claim && at <= claim + 9, "{e}\n{src}");
+            let msg = e.to_string();
+            assert!(
+                msg.starts_with("experiments/demo/f.toml:")
+                    && msg.contains("claim `c`")
+                    && msg.contains(&format!("`{key}`")),
+                "{msg}"
+            );
+        }
+        // Written but blank is at its own line.
+        let src = with_claim("quote = \"  \"\nsection = \"JMLR §5\"\n");
+        assert_eq!(
+            parse(&src).unwrap_err().line,
+            Some(line_of_key(&src, "quote"))
+        );
+        // One of ours quotes nothing: a quote or section there is an error at its line.
+        for key in ["quote", "section"] {
+            let src = with_claim(&format!("origin = \"ours\"\n{key} = \"x\"\n"));
+            let e = parse(&src).unwrap_err();
+            assert_eq!(e.line, Some(line_of_key(&src, key)), "{e}");
+            assert!(e.to_string().contains("origin = \"ours\""), "{e}");
+        }
+        // An unknown origin is a type error at its line.
+        let src = with_claim("origin = \"theirs\"\n");
+        let e = parse(&src).unwrap_err();
+        assert_eq!(e.line, Some(line_of_key(&src, "origin")), "{e}");
+    }
+
+    #[test]
+    fn a_stated_number_needs_the_papers_value_and_a_tolerance() {
+        let factor = |extra: &str| {
+            with_claim(&format!("origin = \"ours\"\n{extra}"))
+                .replace("kind = \"greater\"", "kind = \"factor\"")
+        };
+        assert!(parse(&factor("paper_value = 1.33\ntolerance = 0.1\n")).is_ok());
+        assert!(
+            parse(&factor(
+                "paper_value = 100.0\ntolerance = 0.5\nlog = true\n"
+            ))
+            .is_ok()
+        );
+        let difference = factor("paper_value = -0.01\ntolerance = 0.02\n")
+            .replace("kind = \"factor\"", "kind = \"difference\"");
+        assert!(parse(&difference).is_ok());
+        for (extra, key, says) in [
+            ("tolerance = 0.1\n", "kind", "paper_value"),
+            ("paper_value = 1.33\n", "kind", "tolerance"),
+            (
+                "paper_value = 1.33\ntolerance = 0.1\nfactor = 1.33\n",
+                "kind",
+                "no `factor",
+            ),
+            (
+                "paper_value = -1.0\ntolerance = 0.1\n",
+                "paper_value",
+                "positive",
+            ),
+        ] {
+            let src = factor(extra);
+            let e = parse(&src).unwrap_err();
+            assert_eq!(e.line, Some(line_of_key(&src, key)), "{e}");
+            assert!(e.to_string().contains(says), "{e}");
+        }
+        // `log` and `paper_value` belong to stated numbers only.
+        for (extra, key) in [
+            ("log = true\n", "log"),
+            ("paper_value = 2.0\n", "paper_value"),
+        ] {
+            let src = with_claim(&format!("origin = \"ours\"\n{extra}"));
+            let e = parse(&src).unwrap_err();
+            assert_eq!(e.line, Some(line_of_key(&src, key)), "{e}");
+        }
+        let src = difference.replace("tolerance = 0.02\n", "tolerance = 0.02\nlog = true\n");
+        assert!(
+            parse(&src)
+                .unwrap_err()
+                .to_string()
+                .contains("`log = true` goes with")
         );
     }
 

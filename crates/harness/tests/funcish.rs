@@ -368,6 +368,7 @@ fn a_correlated_claim_judges_per_category_aucs_of_two_dictionaries() {
 [[claims]]
 id = "r-in"
 text = "per-category AUCs agree across K"
+origin = "ours"
 kind = "correlated"
 metric = "category_auc"
 over = "category"
@@ -378,6 +379,7 @@ range = [RANGE]
 [[claims]]
 id = "r-negative"
 text = "per-category AUCs disagree"
+origin = "ours"
 kind = "correlated"
 metric = "category_auc"
 over = "category"
@@ -388,6 +390,7 @@ range = [-1.0, 0.0]
 [[claims]]
 id = "paper-only"
 text = "K = 1,000 agrees with K = 10"
+origin = "ours"
 kind = "correlated"
 metric = "category_auc"
 over = "category"

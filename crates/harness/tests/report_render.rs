@@ -84,6 +84,8 @@ chance = true
 [[claims]]
 id = "c1"
 text = "OASIS beats the `euclidean` baseline"
+quote = "OASIS achieved consistently superior results throughout the full range of k"
+section = "NIPS §4.2, Fig. 2"
 kind = "greater"
 metric = "map"
 solver = "oasis"
@@ -313,6 +315,13 @@ fn figures_and_report_read_well() {
         html.contains("<span class=\"tag\">shape check"),
         "stand-in verdicts tagged as shape checks"
     );
+    assert!(
+        html.contains(
+            "<blockquote class=\"quote\">“OASIS achieved consistently superior results \
+             throughout the full range of k” — NIPS §4.2, Fig. 2</blockquote>"
+        ),
+        "the paper's words under the verdict"
+    );
     assert!(html.contains("<td class=\"num\">"), "numbers right-aligned");
     assert!(html.contains("max-width:100%"), "images scale to the page");
     let md = std::fs::read_to_string(&md_path).unwrap();
@@ -426,6 +435,10 @@ fn html_rendering_of_code_marks_and_numbers() {
             "✅ holds — OASIS beats `euclidean` [c1]: 0.3 > 0.2".into(),
             "❌ does not hold — x [c2]: y".into(),
             "➖ not comparable — z [c3]: w".into(),
+            "✅ holds — q [c4]: d\n> “the paper's <words>” — JMLR §5".into(),
+            "shape check on SYNTHETIC data: our diagnostic, not the paper's claim: 🟰 not \
+             distinguishable — o [c5]: e"
+                .into(),
         ]),
     ];
     let html = to_html(&doc);
@@ -457,4 +470,26 @@ fn html_rendering_of_code_marks_and_numbers() {
     let md = to_markdown(&doc);
     assert!(md.contains("|---|---:|---:|"), "{md}");
     assert!(md.contains("- ✅ holds — OASIS beats `euclidean`"), "{md}");
+    // A claim's quotation: a block quote under its verdict, in both renderings.
+    assert!(
+        html.contains(
+            "<li><span class=\"verdict holds\">✓ holds</span> q [c4]: d<blockquote \
+             class=\"quote\">“the paper's &lt;words&gt;” — JMLR §5</blockquote></li>"
+        ),
+        "{html}"
+    );
+    assert!(
+        md.contains("- ✅ holds — q [c4]: d\n  > “the paper's <words>” — JMLR §5\n"),
+        "{md}"
+    );
+    // Our diagnostic on a stand-in: both tags before the badge.
+    assert!(
+        html.contains(
+            "<span class=\"tag\">shape check · SYNTHETIC</span> <span class=\"tag \
+             ours\">our diagnostic</span> <span class=\"verdict even\">= not \
+             distinguishable</span> o [c5]: e"
+        ),
+        "{html}"
+    );
+    assert_eq!(dyad_harness::report::parse_markdown(&md), doc);
 }

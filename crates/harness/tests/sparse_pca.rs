@@ -66,6 +66,7 @@ y_label = "EV"
 [[claims]]
 id = "learns"
 text = "the streaming method is within 0.5 of greedy GPower on test explained variance"
+origin = "ours"
 kind = "greater"
 metric = "explained_variance"
 solver = "Givens"
@@ -75,6 +76,7 @@ tolerance = 0.5
 [[claims]]
 id = "at-cap"
 text = "GPower at the 100 % cap equals GPower"
+origin = "ours"
 kind = "close"
 metric = "capped_explained_variance"
 coord = 1.0

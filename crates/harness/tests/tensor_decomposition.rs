@@ -60,6 +60,7 @@ set = "samples"
 [[claims]]
 id = "close"
 text = "both decomposers recover the wide mixture alike"
+origin = "ours"
 kind = "close"
 metric = "nmi"
 set = "samples"
