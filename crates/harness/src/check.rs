@@ -135,6 +135,13 @@ type Probe = (&'static str, &'static str, fn(f64) -> bool);
 
 /// Largest deviation tolerated where two computations must agree up to rounding.
 const ROUNDING: f64 = 1e-9;
+/// Largest mAP difference tolerated between a learner's identity start and the Euclidean
+/// baseline. The two rank alike in exact arithmetic, but rows normalised to unit norm carry
+/// norms of 1 ± 1e-16, so a distance separates candidates the bilinear form ties exactly
+/// (documents sharing the query's terms with equal weights), and ties are scored as their
+/// expectation: measured up to 1e-4 on 20 Newsgroups (quick profile). An artefact such as
+/// empty rows ranked first moves mAP by whole points.
+const TIE_ROUNDING: f64 = 1e-3;
 
 /// The sanity checks of one experiment, from its cached cells (see
 /// [`crate::tasks::ranking::SANITY`]):
@@ -143,8 +150,8 @@ const ROUNDING: f64 = 1e-9;
 ///   precision@k sits at chance, and the final model evaluated twice gives the same values;
 /// * a learner whose step-0 model ranks as the Euclidean baseline
 ///   ([`dyad_algorithms::Start::IdentityDistance`], or `IdentityBilinear` on rows of unit
-///   norm) has, at step 0, the Euclidean baseline's mAP on every split both ran (when the
-///   spec runs the Euclidean baseline on that data set);
+///   norm) has, at step 0, the Euclidean baseline's mAP on every split both ran, to
+///   [`TIE_ROUNDING`] (when the spec runs the Euclidean baseline on that data set);
 /// * a learner that starts at `W = 0` ([`dyad_algorithms::Start::Zero`]) has, at step 0, the
 ///   constant scorer's mAP.
 ///
@@ -265,7 +272,7 @@ pub fn sanity(res: &ExperimentResults<'_>) -> Vec<SanityLine> {
                             n += 1;
                             let dev = (a - b).abs();
                             worst = worst.max(dev);
-                            bad += usize::from(dev > ROUNDING);
+                            bad += usize::from(dev > TIE_ROUNDING);
                         }
                     }
                     format!(

@@ -15,6 +15,7 @@ pub mod check;
 pub mod claims;
 pub mod cluster;
 pub mod data;
+pub mod edges;
 pub mod peers;
 pub mod plan;
 pub mod plots;

@@ -378,6 +378,9 @@ pub fn document(sections: &[Section<'_>], profile: Profile, previous: &Previous)
         let res = &s.results;
         if res.cells.iter().any(Option::is_some) {
             doc.push(Block::Para(crate::check::sanity_summary(res)));
+            if let Some(line) = crate::edges::summary(res) {
+                doc.push(Block::Para(line));
+            }
         }
         if !res.complete() {
             // Which data sets are done and which wait, so a half-run spec says how far it got.

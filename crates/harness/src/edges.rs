@@ -1,0 +1,243 @@
+//! Hyper-parameters chosen at the edge of their grid, and fits that stopped at an iteration
+//! cap: a tuned value at the lowest or highest grid point may only mean the grid stopped too
+//! soon, and a fit at its cap has not converged, so the report flags both beside each
+//! experiment (issue 42 §4) instead of letting a verdict rest on them unseen.
+//!
+//! Choices are read from the cells: the candidate a cell kept (`tuned`, the label-ranking
+//! task's hold-out choice) and the per-x-value records `chosen_<param>` of tasks that choose
+//! per x value (pair ranking's λ, k, width per labels-per-class). A parameter counts when it
+//! takes at least two distinct numeric values over the solver's `tune` candidates. Caps are
+//! read from the records `iterations` against the solver's `max_iter` parameter.
+
+use crate::results::ExperimentResults;
+use std::collections::BTreeMap;
+
+/// How often one tuned parameter of one solver instance was chosen at its grid's edges.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EdgeCount {
+    /// Legend label of the solver instance.
+    pub solver: String,
+    pub param: String,
+    /// The grid's values, ascending.
+    pub grid: Vec<f64>,
+    /// Choices at the lowest value, at the highest, and in all.
+    pub low: usize,
+    pub high: usize,
+    pub choices: usize,
+}
+
+impl EdgeCount {
+    /// More than half of the choices sit on one edge: the grid does not bracket the choice.
+    pub fn flagged(&self) -> bool {
+        2 * self.low.max(self.high) > self.choices
+    }
+}
+
+/// How many chosen fits of a solver instance stopped at their iteration cap.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CapCount {
+    pub solver: String,
+    pub cap: u64,
+    pub at_cap: usize,
+    pub fits: usize,
+}
+
+/// Numeric values of `param` over the candidates, ascending and distinct.
+fn grid_of(tune: &[toml::Value], param: &str) -> Vec<f64> {
+    let mut v: Vec<f64> = tune
+        .iter()
+        .filter_map(|t| t.get(param))
+        .filter_map(|x| x.as_float().or_else(|| x.as_integer().map(|i| i as f64)))
+        .collect();
+    v.sort_by(f64::total_cmp);
+    v.dedup();
+    v
+}
+
+fn json_number(v: Option<&serde_json::Value>) -> Option<f64> {
+    v.and_then(serde_json::Value::as_f64)
+}
+
+/// Edge counts of every tuned parameter of every solver instance with a grid.
+pub fn edges(res: &ExperimentResults<'_>) -> Vec<EdgeCount> {
+    let plan = res.plan;
+    let mut out = Vec::new();
+    for (si, sv) in plan.solvers.iter().enumerate() {
+        if sv.tune.len() < 2 {
+            continue;
+        }
+        let mut params: Vec<String> = sv
+            .tune
+            .iter()
+            .filter_map(|t| t.as_table())
+            .flat_map(|t| t.keys().cloned())
+            .collect();
+        params.sort();
+        params.dedup();
+        for param in params {
+            let grid = grid_of(&sv.tune, &param);
+            if grid.len() < 2 {
+                continue;
+            }
+            let (lo, hi) = (grid[0], grid[grid.len() - 1]);
+            let mut count = EdgeCount {
+                solver: sv.label.clone(),
+                param: param.clone(),
+                grid: grid.clone(),
+                low: 0,
+                high: 0,
+                choices: 0,
+            };
+            let per_x = format!("chosen_{param}");
+            for (cell, r) in plan.cells.iter().zip(&res.cells) {
+                let Some(r) = r else { continue };
+                if cell.solver != si {
+                    continue;
+                }
+                let recorded: Vec<f64> = r
+                    .records
+                    .iter()
+                    .filter(|x| x.metric == per_x && x.coord.is_some())
+                    .map(|x| x.value)
+                    .collect();
+                let chosen = if recorded.is_empty() {
+                    json_number(r.tuned.as_ref().and_then(|t| t.get(&param)))
+                        .into_iter()
+                        .collect()
+                } else {
+                    recorded
+                };
+                for v in chosen {
+                    count.choices += 1;
+                    count.low += usize::from(v == lo);
+                    count.high += usize::from(v == hi);
+                }
+            }
+            if count.choices > 0 {
+                out.push(count);
+            }
+        }
+    }
+    out
+}
+
+/// Fits at their cap, per solver instance with a `max_iter` parameter and `iterations`
+/// records.
+pub fn caps(res: &ExperimentResults<'_>) -> Vec<CapCount> {
+    let plan = res.plan;
+    let mut by: BTreeMap<usize, CapCount> = BTreeMap::new();
+    for (cell, r) in plan.cells.iter().zip(&res.cells) {
+        let Some(r) = r else { continue };
+        let sv = &plan.solvers[cell.solver];
+        let Some(cap) = json_number(sv.canonical.get("max_iter")).map(|c| c as u64) else {
+            continue;
+        };
+        for x in r.records.iter().filter(|x| x.metric == "iterations") {
+            let c = by.entry(cell.solver).or_insert(CapCount {
+                solver: sv.label.clone(),
+                cap,
+                at_cap: 0,
+                fits: 0,
+            });
+            c.fits += 1;
+            c.at_cap += usize::from(x.value as u64 >= cap);
+        }
+    }
+    by.into_values().collect()
+}
+
+/// The report's line on grid edges and caps, `None` when the experiment tunes nothing and
+/// caps nothing.
+pub fn summary(res: &ExperimentResults<'_>) -> Option<String> {
+    let e = edges(res);
+    let c = caps(res);
+    if e.is_empty() && c.is_empty() {
+        return None;
+    }
+    let show = |v: f64| {
+        if v != 0.0 && (v.abs() < 1e-3 || v.abs() >= 1e4) {
+            format!("{v:e}")
+        } else {
+            format!("{v}")
+        }
+    };
+    let mut parts: Vec<String> = e
+        .iter()
+        .map(|x| {
+            format!(
+                "{}{} {} over {{{}}}: lowest {} / highest {} of {} choices",
+                if x.flagged() { "⚠ " } else { "" },
+                x.solver,
+                x.param,
+                x.grid
+                    .iter()
+                    .map(|&v| show(v))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                x.low,
+                x.high,
+                x.choices
+            )
+        })
+        .collect();
+    parts.extend(c.iter().map(|x| {
+        format!(
+            "{}{} stopped at its cap of {} iterations in {} of {} chosen fits",
+            if x.at_cap > 0 { "⚠ " } else { "" },
+            x.solver,
+            x.cap,
+            x.at_cap,
+            x.fits
+        )
+    }));
+    let flagged =
+        e.iter().filter(|x| x.flagged()).count() + c.iter().filter(|x| x.at_cap > 0).count();
+    Some(format!(
+        "Tuning and convergence{}: {}.",
+        if flagged > 0 {
+            format!(
+                " ({flagged} flagged ⚠: a choice on a grid edge in most cells is not shown to be \
+                 tuned, and a fit at its cap is not converged; verdicts resting on them say less)"
+            )
+        } else {
+            String::new()
+        },
+        parts.join("; ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grids_are_the_distinct_numeric_values_in_order() {
+        let tune: Vec<toml::Value> = [
+            "lambda = 1.0\nk = 2",
+            "lambda = 0.01\nk = 2",
+            "lambda = 1.0\nk = 4",
+        ]
+        .iter()
+        .map(|s| toml::Value::Table(s.parse().unwrap()))
+        .collect();
+        assert_eq!(grid_of(&tune, "lambda"), vec![0.01, 1.0]);
+        assert_eq!(grid_of(&tune, "k"), vec![2.0, 4.0]);
+        assert!(grid_of(&tune, "eta").is_empty());
+    }
+
+    #[test]
+    fn a_parameter_is_flagged_when_most_choices_sit_on_one_edge() {
+        let c = |low, high, choices| EdgeCount {
+            solver: "TR".into(),
+            param: "lambda".into(),
+            grid: vec![0.1, 1.0, 10.0],
+            low,
+            high,
+            choices,
+        };
+        assert!(c(6, 0, 10).flagged());
+        assert!(c(0, 6, 10).flagged());
+        assert!(!c(5, 0, 10).flagged());
+        assert!(!c(3, 3, 10).flagged());
+    }
+}
