@@ -120,16 +120,37 @@ pub fn verify(info: &DatasetInfo, ctx: &DataContext) -> Result<Vec<String>, Data
 /// it has one, else by loading it (a stand-in is generated at its default size). `None` for
 /// data that is not a labelled set of rows or cannot be resolved with default parameters.
 pub fn rows(p: &dyn Provider, ctx: &DataContext) -> Option<String> {
-    if p.kind() != kinds::LABELLED {
-        return None;
-    }
     let r = p.resolve(ctx, &serde_json::json!({})).ok()?;
     if let Some(line) = r.shape.as_ref().and_then(Shape::rows_line) {
         return Some(line);
     }
     let data = (r.loader)().ok()?;
-    let set = data.get::<dyad_core::LabeledSet>()?;
-    Shape::of_labelled(set).rows_line()
+    audit(&data).map(|(what, a)| format!("{what}: {}", a.summary()))
+}
+
+/// The row audit of loaded data of any kind with rows: labelled sets, multi-label sets (by
+/// leaf label), the web stand-in, ordered points (by group) and expression matrices (genes as
+/// rows, unlabelled), with what a row is.
+pub fn audit(data: &Data) -> Option<(&'static str, dyad_core::data::RowAudit)> {
+    use dyad_core::data::RowAudit;
+    if let Some(s) = data.get::<dyad_core::LabeledSet>() {
+        return Some(("examples", s.row_audit()));
+    }
+    if let Some(m) = data.get::<dyad_datasets::imagenet::MultiLabelSet>() {
+        return Some(("images (labels: leaves)", RowAudit::of(&m.x, &m.leaf)));
+    }
+    if let Some(w) = data.get::<dyad_datasets::web::WebData>() {
+        return Some(("images", w.set.row_audit()));
+    }
+    if let Some(o) = data.get::<dyad_datasets::pair_ranking::OrderedSet>() {
+        let x = sprs::CsMat::csr_from_dense(o.x.view(), 0.0);
+        return Some(("points (labels: groups)", RowAudit::of(&x, &o.group)));
+    }
+    if let Some(e) = data.get::<dyad_datasets::expression::ExpressionSet>() {
+        let x = sprs::CsMat::csr_from_dense(e.values().view(), 0.0);
+        return Some(("genes", RowAudit::of(&x, &vec![0; x.rows()])));
+    }
+    None
 }
 
 /// One line on loaded data.
