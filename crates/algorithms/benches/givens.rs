@@ -15,7 +15,7 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use dyad_algorithms::fixtures::{planted_orthogonal_tensor, planted_sparse_pca};
 use dyad_algorithms::givens::rotation::{PairSelector, Selection};
 use dyad_algorithms::givens::sampling::normal;
-use dyad_algorithms::givens::sparse_pca::{AngleSearch, SpcaWindow};
+use dyad_algorithms::givens::sparse_pca::{AngleSearch, RowScope, SpcaWindow};
 use dyad_algorithms::givens::{
     ColMatrix, EmpiricalMoments, Givens, GivensTensorConfig, MomentTensor, TensorDecomposer,
 };
@@ -62,6 +62,7 @@ fn spca(c: &mut Criterion) {
             0.1 * norm,
             AngleSearch::default(),
             false,
+            RowScope::Fixed,
             &mut fl,
         );
         let mut sel = PairSelector::new(n, Selection::Uniform);

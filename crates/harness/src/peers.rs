@@ -1048,6 +1048,7 @@ impl SparsePca for PeerSparsePca {
                 gamma: 0.0,
                 // A peer's FLOPs are not counted (its clock is).
                 flops: 0,
+                flops_active_rows: 0,
                 extract_flops: 0,
                 samples_seen: data.ncols(),
             }),

@@ -48,7 +48,7 @@ checkpoints = { max = 300, every = 20 }
 [[plots]]
 id = "ev-flops"
 title = "EV against FLOPs"
-x = "flops"
+x = "flops_all_rows"
 metric = "explained_variance"
 sets = ["test"]
 x_label = "FLOPs"
@@ -144,11 +144,16 @@ fn sparse_pca_cells_record_variance_sparsity_and_flops() {
             );
             assert!((nnz - density * 300.0 * 3.0).abs() < 1e-9);
         }
-        // FLOPs grow along the run and are the same number in both sets.
-        let f0 = sel(solver, "flops", "train", None, At::Step(0));
-        let f1 = sel(solver, "flops", "train", None, At::Last);
+        // FLOPs grow along the run and are the same number in both sets; the count over
+        // the rows that can pass the threshold never exceeds the count over all rows.
+        let f0 = sel(solver, "flops_all_rows", "train", None, At::Step(0));
+        let f1 = sel(solver, "flops_all_rows", "train", None, At::Last);
         assert!(f1 > f0, "{solver}: {f0} -> {f1}");
-        assert_eq!(f1, sel(solver, "flops", "test", None, At::Last));
+        assert_eq!(f1, sel(solver, "flops_all_rows", "test", None, At::Last));
+        let a1 = sel(solver, "flops_active_rows", "train", None, At::Last);
+        assert!(a1 > 0.0 && a1 <= f1, "{solver}: {a1} of {f1}");
+        let steps = sel(solver, "steps", "train", None, At::Last);
+        assert!(steps >= 1.0, "{solver}: {steps} steps");
         // The 100 % cap holds the last checkpoint; no run is as sparse as 5 %... unless it is,
         // in which case its capped density says so.
         assert_eq!(
@@ -188,7 +193,7 @@ fn sparse_pca_cells_record_variance_sparsity_and_flops() {
         gi,
         "test",
         "explained_variance",
-        &XAxis::Named("flops".into()),
+        &XAxis::Named("flops_all_rows".into()),
         None,
     );
     assert_eq!(curve.len(), 4, "checkpoints 0, 50, 100, 150");

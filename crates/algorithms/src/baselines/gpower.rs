@@ -57,8 +57,14 @@
 //! component. FLOPs by spec §6.3: setup `2dn` (row norms); greedy iteration
 //! [`flops::gpower_single_iteration`]; pattern filling [`flops::gpower_pattern_fill_single`] per
 //! iteration; deflation `4dn` (ℓ0: `2dn + n`); block iteration `2dnm` (`V`), `4dm`/`3dm`
-//! (threshold), `2n` per non-zero of `T` (the gradient over the pattern, as the reference code
-//! computes it) and the polar factor `14nm² + 8m³`; the initial QR `2nm²` \[A\]. The model's
+//! (threshold), `2dnm` for the gradient `Aᵀ T` and the polar factor `14nm² + 8m³`
+//! ([`flops::gpower_block_iteration`]); the initial QR `2nm²` \[A\]. The gradient is computed
+//! over the non-zeros of `T` (as the reference code does) but charged densely over the rows in
+//! scope, the one rule of the [`flops`] module docs (until issue 42 it was charged `2n` per
+//! non-zero of `T` while the Givens methods were charged over every row). Both counts are kept:
+//! `flops` over all `d` rows, `flops_active_rows` over the `d_a` rows that can pass the
+//! threshold (`‖a_k‖ > γ`, ℓ0 `‖a_k‖² > γ`; greedy: the rows of the deflated `R` for the
+//! current component), where every per-row term above has `d_a` for `d`. The model's
 //! `loadings` hold the finished components and the current one (formed from the current `x`,
 //! post-processed like a finished one, costs in `extract_flops`); `rotation` is block GPower's
 //! `X`.
@@ -242,6 +248,16 @@ fn threshold(v: &[f64], gamma: f64, penalty: Penalty, t: &mut [f64]) -> f64 {
     f
 }
 
+/// Rows that can pass the threshold `γ`, from their squared norms: `‖r_k‖ > γ` (ℓ1, as
+/// `|r_k x| ≤ ‖r_k‖` for a unit `x`) or `‖r_k‖² > γ` (ℓ0, which thresholds `v²`).
+fn active_rows(norms2: &[f64], gamma: f64, penalty: Penalty) -> usize {
+    let bound = match penalty {
+        Penalty::L1 => gamma * gamma,
+        Penalty::L0 => gamma,
+    };
+    norms2.iter().filter(|&&r| r > bound).count()
+}
+
 /// Single-unit pattern filling (module docs) of `z` on the rows `support` of `r`; FLOPs.
 fn pattern_fill_single(r: &Array2<f64>, support: &[usize], z: &mut [f64]) -> u64 {
     let n = r.ncols();
@@ -312,6 +328,10 @@ struct Greedy<'c> {
     t: Vec<f64>,
     g: Vec<f64>,
     flops: u64,
+    /// Rows of `R` that can pass the current component's threshold (`‖r_k‖ > γ`; ℓ0:
+    /// `‖r_k‖² > γ`), and the FLOPs counted over them ([`flops`] module docs).
+    active: usize,
+    flops_active: u64,
     samples: usize,
 }
 
@@ -344,9 +364,12 @@ impl Greedy<'_> {
     fn start_component(&mut self) {
         let (d, n) = self.r.dim();
         self.flops += flops::norms(d, n);
+        self.flops_active += flops::norms(d, n);
         let (mut best, mut k_best) = (-1.0, 0);
-        for k in 0..d {
+        let mut norms2 = vec![0.0; d];
+        for (k, nk2) in norms2.iter_mut().enumerate() {
             let nk = dot(row(&self.r, k), row(&self.r, k));
+            *nk2 = nk;
             if nk > best {
                 best = nk;
                 k_best = k;
@@ -357,6 +380,7 @@ impl Greedy<'_> {
             Penalty::L1 => self.cfg.rho * norm,
             Penalty::L0 => self.cfg.rho * norm * norm,
         };
+        self.active = active_rows(&norms2, self.gamma, self.cfg.penalty);
         if self.done == 0 {
             self.first_gamma = self.gamma;
         }
@@ -399,29 +423,37 @@ impl Greedy<'_> {
         (iter > 2 && (f - f_prev) / f_prev < self.cfg.tolerance) || iter > self.cfg.max_iter
     }
 
-    /// The loading of the current `x` on the current `R`: `(z, y for deflation, FLOPs)`.
-    fn loading(&self) -> (Vec<f64>, Vec<f64>, u64) {
+    /// The loading of the current `x` on the current `R`: `(z, y for deflation, FLOPs over
+    /// all rows, FLOPs over the rows that can pass)`.
+    fn loading(&self) -> (Vec<f64>, Vec<f64>, u64, u64) {
         let (d, n) = self.r.dim();
+        let da = self.active;
         let mut v = vec![0.0; d];
         mat_vec(&self.r, &self.x, &mut v);
         let mut fl = flops::matvec(d, n);
+        let mut fa = flops::matvec(da, n);
         let mut z = vec![0.0; d];
         let support: Vec<usize> = match self.cfg.penalty {
             Penalty::L1 => {
                 threshold(&v, self.gamma, Penalty::L1, &mut z);
                 fl += d as u64;
+                fa += da as u64;
                 (0..d).filter(|&k| z[k] != 0.0).collect()
             }
             Penalty::L0 => {
                 threshold(&v, self.gamma, Penalty::L0, &mut z);
                 fl += 2 * d as u64;
+                fa += 2 * da as u64;
                 (0..d).filter(|&k| z[k] != 0.0).collect()
             }
         };
         let norm_z = normalize(&mut z);
         fl += 3 * support.len() as u64 + 1;
+        fa += 3 * support.len() as u64 + 1;
         if self.cfg.fills() {
-            fl += pattern_fill_single(&self.r, &support, &mut z);
+            let fill = pattern_fill_single(&self.r, &support, &mut z);
+            fl += fill;
+            fa += fill;
         }
         let y = match self.cfg.penalty {
             Penalty::L1 => {
@@ -431,18 +463,23 @@ impl Greedy<'_> {
             }
             Penalty::L0 => self.x.iter().map(|v| v * norm_z).collect(),
         };
-        (z, y, fl)
+        (z, y, fl, fa)
     }
 
     /// Finish the current component: loading, deflation, next component.
     fn finish_component(&mut self) -> Flow {
         let (d, n) = self.r.dim();
-        let (z, y, fl) = self.loading();
+        let (z, y, fl, fa) = self.loading();
         self.flops += fl;
-        self.flops += match self.cfg.penalty {
-            Penalty::L1 => flops::gpower_deflation(d, n),
-            Penalty::L0 => 2 * (d * n) as u64 + n as u64,
+        self.flops_active += fa;
+        // Deflation touches only the rows of the support (z_k = 0 elsewhere), all among the
+        // rows that can pass: charged densely over all rows / the rows that can pass.
+        let deflation = |rows: usize| match self.cfg.penalty {
+            Penalty::L1 => flops::gpower_deflation(rows, n),
+            Penalty::L0 => 2 * (rows * n) as u64 + n as u64,
         };
+        self.flops += deflation(d);
+        self.flops_active += deflation(self.active);
         for (k, &zk) in z.iter().enumerate() {
             if zk != 0.0 {
                 let rk = self.r.row_mut(k).into_slice().expect("standard layout");
@@ -477,6 +514,11 @@ impl Stepper for Greedy<'_> {
             &mut self.g,
             &mut self.flops,
         );
+        self.flops_active += flops::gpower_single_iteration(
+            self.active,
+            self.r.ncols(),
+            self.cfg.penalty == Penalty::L0,
+        );
         self.f_last = f;
         let converged =
             f == 0.0 || self.stop(self.iter, f, self.f_prev) || self.cap == Some(self.iter);
@@ -496,7 +538,7 @@ impl Stepper for Greedy<'_> {
         let mut z = self.z.clone();
         let mut extract = 0;
         if self.done < self.cfg.components {
-            let (zc, _, fl) = self.loading();
+            let (zc, _, fl, _) = self.loading();
             z.column_mut(self.done).assign(&Array1::from(zc));
             extract = fl;
         }
@@ -511,6 +553,7 @@ impl Stepper for Greedy<'_> {
                 },
             gamma: self.first_gamma,
             flops: self.flops,
+            flops_active_rows: self.flops_active,
             extract_flops: extract,
             samples_seen: self.samples,
         }))
@@ -533,6 +576,10 @@ struct Block<'a, 'c> {
     iter: u32,
     cap: Option<u32>,
     flops: u64,
+    /// Rows of `A` that can pass the threshold, and the FLOPs counted over them ([`flops`]
+    /// module docs).
+    active: usize,
+    flops_active: u64,
 }
 
 impl Block<'_, '_> {
@@ -567,17 +614,15 @@ impl Block<'_, '_> {
         (v, t, f, nnz)
     }
 
-    /// One block iteration on `x`; returns `f`.
-    fn iterate(&self, x: &mut Array2<f64>, fl: &mut u64) -> Result<f64, AlgoError> {
+    /// One block iteration on `x`; returns `f`. Adds its FLOPs over all rows to `fl` and over
+    /// the rows that can pass to `fa` ([`flops::gpower_block_iteration`]).
+    fn iterate(&self, x: &mut Array2<f64>, fl: &mut u64, fa: &mut u64) -> Result<f64, AlgoError> {
         let (d, n) = self.a.dim();
         let m = x.ncols();
-        let (_, t, f, nnz) = self.evaluate(x);
-        let thr = if self.cfg.penalty == Penalty::L0 {
-            3
-        } else {
-            4
-        };
-        *fl += 2 * (d * n * m) as u64 + thr * (d * m) as u64;
+        let (_, t, f, _) = self.evaluate(x);
+        let l0 = self.cfg.penalty == Penalty::L0;
+        *fl += flops::gpower_block_iteration(d, n, m, l0, f > 0.0);
+        *fa += flops::gpower_block_iteration(self.active, n, m, l0, f > 0.0);
         if f > 0.0 {
             // G = Aᵀ T over the pattern.
             let mut g = Array2::<f64>::zeros((n, m));
@@ -596,7 +641,6 @@ impl Block<'_, '_> {
             let (u, _, vt) = thin_svd(g.view())
                 .map_err(|e| AlgoError::Numerical(format!("GPower polar: {e}")))?;
             *x = u.dot(&vt.t());
-            *fl += 2 * (n * nnz) as u64 + flops::polar(n, m);
         }
         Ok(f)
     }
@@ -612,10 +656,11 @@ impl Stepper for Block<'_, '_> {
 
     fn step(&mut self, _step: u64) -> Result<Flow, AlgoError> {
         let mut x = std::mem::take(&mut self.x);
-        let mut fl = self.flops;
-        let f = self.iterate(&mut x, &mut fl);
+        let (mut fl, mut fa) = (self.flops, self.flops_active);
+        let f = self.iterate(&mut x, &mut fl, &mut fa);
         self.x = x;
         self.flops = fl;
+        self.flops_active = fa;
         let f = f?;
         self.f_last = f;
         if f == 0.0 || self.stop(self.iter, f, self.f_prev) || self.cap == Some(self.iter) {
@@ -663,6 +708,7 @@ impl Stepper for Block<'_, '_> {
             objective: f,
             gamma: self.gamma,
             flops: self.flops,
+            flops_active_rows: self.flops_active,
             extract_flops: extract,
             samples_seen: n,
         }))
@@ -707,6 +753,8 @@ impl SparsePca for GPowerConfig {
                         t: vec![0.0; d],
                         g: vec![0.0; n],
                         flops: 0,
+                        active: d,
+                        flops_active: 0,
                         samples: n,
                     };
                     g.start_component();
@@ -723,8 +771,10 @@ impl SparsePca for GPowerConfig {
                     let a = data.as_standard_layout().into_owned();
                     let mut fl = flops::norms(d, n);
                     let (mut best, mut k_best) = (-1.0, 0);
-                    for k in 0..d {
+                    let mut norms2 = vec![0.0; d];
+                    for (k, nk2) in norms2.iter_mut().enumerate() {
                         let nk = dot(row(&a, k), row(&a, k));
+                        *nk2 = nk;
                         if nk > best {
                             best = nk;
                             k_best = k;
@@ -771,12 +821,16 @@ impl SparsePca for GPowerConfig {
                         iter: 1,
                         cap: None,
                         flops: fl,
+                        active: active_rows(&norms2, gamma, self.penalty),
+                        // The row norms and the initial QR: the same in both counts.
+                        flops_active: fl,
                     };
                     if let Some(frac) = self.early_stop {
                         let mut x = b.x.clone();
-                        let (mut f_prev, mut iter, mut scratch) = (f64::NAN, 1u32, 0u64);
+                        let (mut f_prev, mut iter) = (f64::NAN, 1u32);
+                        let (mut scratch, mut scratch_a) = (0u64, 0u64);
                         loop {
-                            let f = b.iterate(&mut x, &mut scratch)?;
+                            let f = b.iterate(&mut x, &mut scratch, &mut scratch_a)?;
                             if f == 0.0 || b.stop(iter, f, f_prev) {
                                 break;
                             }
@@ -930,6 +984,50 @@ mod tests {
         assert_eq!(obs.seen[0].1.flops, 12);
         assert_eq!(obs.seen[1].1.flops - obs.seen[0].1.flops, 43);
         assert_eq!(flops::gpower_single_iteration(3, 2, false), 43);
+        // Rows that can pass γ = 0.1·‖a_0‖ ≈ 0.112: rows 0 and 1 (norms 1.118, 0.361), not
+        // row 2 (0.1). The row norms 12 in both counts; the iteration over 2 rows:
+        // 4·2·2 + 4·2 + 3·2 + 1 = 31.
+        assert_eq!(obs.seen[0].1.flops_active_rows, 12);
+        assert_eq!(
+            obs.seen[1].1.flops_active_rows - obs.seen[0].1.flops_active_rows,
+            31
+        );
+    }
+
+    #[test]
+    fn block_flops_match_hand_counts_in_both_scopes() {
+        // d = 4, n = 2, m = 2, ρ = 0.5: γ = 0.5·√10 ≈ 1.58; rows 0 and 1 (norms √10, √5) can
+        // pass, rows 2 and 3 (≈ 0.22, 0.32) cannot: d_a = 2.
+        let a = ndarray::array![[3.0, 1.0], [1.0, 2.0], [0.2, 0.1], [-0.1, 0.3]];
+        let cfg = GPowerConfig {
+            components: 2,
+            rho: 0.5,
+            mode: GPowerMode::Block,
+            ..Default::default()
+        };
+        let mut obs = Models::default();
+        cfg.fit(
+            a.view(),
+            &Schedule::new(vec![0, 1]),
+            &mut seeded(1),
+            &mut obs,
+        )
+        .unwrap();
+        let (m0, m1) = (&obs.seen[0].1, &obs.seen[1].1);
+        // Setup, the same in both counts: row norms 2·4·2 = 16, initial QR 2·2·2² = 16.
+        assert_eq!(m0.flops, 32);
+        assert_eq!(m0.flops_active_rows, 32);
+        // One iteration with f > 0. All rows: V = A X 2·4·2·2 = 32, threshold 4·4·2 = 32,
+        // the gradient Aᵀ T charged over every row 2·4·2·2 = 32 (not over T's non-zeros),
+        // polar 14·2·2² + 8·2³ = 176: 272. Rows that can pass: 16 + 16 + 16 + 176 = 224.
+        assert!(m1.objective > 0.0);
+        assert_eq!(m1.flops - m0.flops, 32 + 32 + 32 + 176);
+        assert_eq!(
+            m1.flops_active_rows - m0.flops_active_rows,
+            16 + 16 + 16 + 176
+        );
+        assert_eq!(flops::gpower_block_iteration(4, 2, 2, false, true), 272);
+        assert_eq!(flops::gpower_block_iteration(2, 2, 2, false, true), 224);
     }
 
     #[test]

@@ -7,10 +7,56 @@
 //! product counts `2pq`. The counters are kept by the solvers as they work (never estimated
 //! after the fact); monitoring work (objective values, explained variance at checkpoints) is
 //! not counted. Where the table has no row the choice is documented here.
+//!
+//! # Two counts, one rule (issue 42 §4)
+//!
+//! Every sparse-PCA solver keeps **two** counters, both by the same rule: *every arithmetic
+//! operation on a row in scope is charged, whether or not an operand is zero* — no method
+//! skips single entries inside a row in scope (GPower's gradient `Aᵀ T` is charged over
+//! every row in scope, `2·rows·n·m`, not over the non-zeros of `T`; a Givens evaluation of
+//! `h` is charged over every row in scope, not over the rows whose pair can pass). The two
+//! counts differ only in the scope:
+//!
+//! * **all rows** (`flops`, the task's `flops_all_rows`): every row of the data (all 12,600
+//!   genes of the prostate matrix), as the methods are implemented here;
+//! * **rows that can pass the threshold** (`flops_active_rows`): only the rows `k` whose norm
+//!   exceeds the threshold, `‖a_k‖ > γ` (ℓ0: `‖a_k‖² > γ`). An entry of `A·U` (Givens) or
+//!   `A·X` (GPower) is at most `‖a_k‖` in magnitude for orthonormal `U` or `X`
+//!   (Cauchy–Schwarz), so the other rows never pass the threshold, contribute nothing to `h`,
+//!   to `F` or to the gradient, and are zero in `Z`: an implementation may drop them before
+//!   iterating (for GPower's ℓ1 problems Journée et al. 2010 show such variables are zero at
+//!   the optimum \[X, not checked here\]). Work on them
+//!   is charged only where its result is needed later: Algorithm 5 still rotates them (a new
+//!   sample can make a row of its window pass), and greedy GPower's per-component row norms,
+//!   which decide the rows in scope, are charged over all rows. The row norms that find the
+//!   rows (`2dn`) are charged to this count always, and to the all-rows count when a relative
+//!   `γ` needs them anyway.
+//!
+//! Per method (`d` rows, `d_a` of them can pass; `n` samples; `m` components; `E` evaluations
+//! of `h` in a step):
+//!
+//! | work | all rows | rows that can pass |
+//! |---|---|---|
+//! | Algorithm 2 setup | `2dn` (relative γ) + `3dn` | `2dn` + `3·d_a·n` |
+//! | Algorithm 2 step | `E(12d + 2) + 6d` | `E(12d_a + 2) + 6d_a` |
+//! | Algorithm 5 step | as Algorithm 2 | `E(12d_a + 2) + 6d` (rotations over all rows) |
+//! | Algorithm 5 new sample | `2dm + 3d` | `2dm + 3d_a + 4d` (row-norm update) |
+//! | block GPower iteration | `4dnm + 4dm` + polar | `4·d_a·nm + 4·d_a·m` + polar |
+//! | greedy GPower iteration | `4dn + 4d + 3n + 1` | `4·d_a·n + 4·d_a + 3n + 1` |
+//!
+//! `6d` for a rotation is charged only when the step rotates; the polar factor
+//! `14nm² + 8m³`, the initial QR `2nm²` and pattern filling (whose operand is the support's
+//! rows) are the same in both counts.
 
 /// Right-multiplying a `rows`-row matrix by a Givens rotation (two columns): `6·rows` \[T\].
 pub const fn rotation(rows: usize) -> u64 {
     6 * rows as u64
+}
+
+/// Updating the squared row norms of a `d`-row window when one column is replaced: per row
+/// two squares, a subtraction and an addition, `4d` (Algorithm 5, rows-that-can-pass count).
+pub const fn row_norms_update(d: usize) -> u64 {
+    4 * d as u64
 }
 
 /// One evaluation of the sparse-PCA coordinate function `h(θ)` on `d` rows: `12d + 2`
@@ -34,7 +80,8 @@ pub const fn spca_objective(entries: usize) -> u64 {
 }
 
 /// Squared Euclidean norms of the `m` columns (or rows) of a `d × m` matrix: `2dm` (Algorithm 5
-/// outer step \[spec table\]; also the row norms that scale γ).
+/// outer step \[spec table\]; also the row norms that scale γ and decide which rows can pass
+/// the threshold).
 pub const fn norms(d: usize, m: usize) -> u64 {
     2 * d as u64 * m as u64
 }
@@ -74,6 +121,27 @@ pub const fn gpower_deflation(d: usize, n: usize) -> u64 {
 pub const fn polar(n: usize, m: usize) -> u64 {
     let (n, m) = (n as u64, m as u64);
     14 * n * m * m + 8 * m * m * m
+}
+
+/// One block GPower iteration over `rows` rows in scope, `n` samples, `m` components:
+/// `V = A X` (`2·rows·n·m`) and the threshold (`thr·rows·m`: ℓ1 4, ℓ0 3 per entry); then, when
+/// the objective is positive (`update`), the gradient `G = Aᵀ T` charged densely over the rows
+/// in scope (`2·rows·n·m`, the module's one rule) and the polar factor of `G`.
+pub const fn gpower_block_iteration(
+    rows: usize,
+    n: usize,
+    m: usize,
+    l0: bool,
+    update: bool,
+) -> u64 {
+    let thr = if l0 { 3 } else { 4 };
+    let (r, n64, m64) = (rows as u64, n as u64, m as u64);
+    let step = if update {
+        2 * r * n64 * m64 + polar(n, m)
+    } else {
+        0
+    };
+    2 * r * n64 * m64 + thr * r * m64 + step
 }
 
 /// The closed-form angle of the tensor coordinate function (coefficients, cubic roots,

@@ -86,8 +86,12 @@ pub struct SparsePcaModel {
     pub objective: f64,
     /// The absolute threshold `γ` used (the first component's for greedy GPower).
     pub gamma: f64,
-    /// Solver FLOPs so far (spec §6.3).
+    /// Solver FLOPs so far (spec §6.3), counted over all rows of the data ([`flops`] module
+    /// docs: "two counts, one rule").
     pub flops: u64,
+    /// The same work counted over the rows that can pass the threshold only (`‖a_k‖ > γ`;
+    /// [`flops`] module docs).
+    pub flops_active_rows: u64,
     /// FLOPs of forming `loadings` from the solver state at this checkpoint (not in `flops`).
     pub extract_flops: u64,
     /// Samples (columns of the data) read so far.

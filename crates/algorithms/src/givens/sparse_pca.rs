@@ -47,7 +47,11 @@
 //! One step of the [`Schedule`] is one coordinate step (Algorithm 1 driver, [`super::coordinate`]);
 //! a sweep is `n(n−1)/2` steps. FLOPs (spec §6.3): setup `2dn` (row norms, relative γ only) +
 //! `3dn` (column objectives); per step `E·(12d + 2)` for `E` evaluations of `h`, plus `6d` when
-//! the rotation is applied. The model's `flops` is that cumulative count; `extract_flops` is the
+//! the rotation is applied. The model's `flops` is that cumulative count over all `d` rows;
+//! `flops_active_rows` counts the same work over the `d_a` rows with `‖a_k‖ > γ`, the only rows
+//! whose entries of `AU` can pass the threshold (`|(AU)_kj| ≤ ‖a_k‖` for orthogonal `U`; the
+//! implementation still works on all rows): setup `2dn + 3·d_a·n`, per step
+//! `E·(12d_a + 2)` plus `6d_a` when it rotates ([`flops`] module docs). `extract_flops` is the
 //! cost of forming `Z` at that checkpoint (solveForZ, pattern filling), reported separately
 //! because spec §6.3 does not count monitoring work — add it for the final model if the
 //! extraction is to be charged. `track_u = true` also rotates and reports `U` (`n × n`,
@@ -181,7 +185,22 @@ pub fn spca_objective(m: ArrayView2<'_, f64>, gamma: f64) -> f64 {
         .sum()
 }
 
-/// The working matrix `AU` of Algorithms 2 and 5 with its cached column objectives.
+/// Which rows of the window the rows-that-can-pass FLOP count rotates ([`flops`] module
+/// docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowScope {
+    /// The data never change (Algorithm 2): a row that cannot pass now never can, and its
+    /// rotations are not needed.
+    Fixed,
+    /// Columns are replaced (Algorithm 5): a row that cannot pass now may after the next
+    /// sample, so every row is still rotated.
+    Streaming,
+}
+
+/// The working matrix `AU` of Algorithms 2 and 5 with its cached column objectives, the
+/// squared norms of its rows (invariant under rotations) and the FLOPs counted over the rows
+/// that can pass the threshold (`‖row‖ > γ`; [`flops`] module docs). The all-rows count is the
+/// caller's counter passed to each method.
 #[derive(Debug, Clone)]
 pub struct SpcaWindow {
     au: ColMatrix,
@@ -189,30 +208,62 @@ pub struct SpcaWindow {
     gamma: f64,
     search: AngleSearch,
     u: Option<ColMatrix>,
+    row_norm2: Vec<f64>,
+    active: usize,
+    scope: RowScope,
+    flops_active: u64,
+}
+
+/// Rows whose squared norm exceeds `γ²`: the rows that can pass the threshold.
+fn count_active(row_norm2: &[f64], gamma: f64) -> usize {
+    let g2 = gamma * gamma;
+    row_norm2.iter().filter(|&&r| r > g2).count()
 }
 
 impl SpcaWindow {
-    /// A window over `au` (`d × m`); `3dm` FLOPs for the column objectives. With `track_u`
-    /// the `m × m` rotation `U` (from `I`) is kept too.
+    /// A window over `au` (`d × m`): `3dm` FLOPs for the column objectives (rows that can
+    /// pass: `2dm` for the row norms that find them, then `3·d_a·m`). With `track_u` the
+    /// `m × m` rotation `U` (from `I`) is kept too.
     pub fn new(
         au: ColMatrix,
         gamma: f64,
         search: AngleSearch,
         track_u: bool,
+        scope: RowScope,
         flops: &mut u64,
     ) -> Self {
-        let col_obj = (0..au.cols())
-            .map(|j| column_objective(au.col(j), gamma))
-            .collect();
-        *flops += flops::spca_objective(au.rows() * au.cols());
-        let u = track_u.then(|| ColMatrix::identity(au.cols()));
+        let (d, m) = (au.rows(), au.cols());
+        let col_obj = (0..m).map(|j| column_objective(au.col(j), gamma)).collect();
+        *flops += flops::spca_objective(d * m);
+        let mut row_norm2 = vec![0.0; d];
+        for j in 0..m {
+            for (r, &v) in row_norm2.iter_mut().zip(au.col(j)) {
+                *r += v * v;
+            }
+        }
+        let active = count_active(&row_norm2, gamma);
+        let u = track_u.then(|| ColMatrix::identity(m));
         Self {
             au,
             col_obj,
             gamma,
             search,
             u,
+            row_norm2,
+            active,
+            scope,
+            flops_active: flops::norms(d, m) + flops::spca_objective(active * m),
         }
+    }
+
+    /// Rows that can pass the threshold in the current window (`‖row‖ > γ`).
+    pub fn active_rows(&self) -> usize {
+        self.active
+    }
+
+    /// FLOPs so far counted over the rows that can pass the threshold.
+    pub fn flops_active(&self) -> u64 {
+        self.flops_active
     }
 
     pub fn au(&self) -> &ColMatrix {
@@ -252,6 +303,16 @@ impl SpcaWindow {
         // "gain" of 1e-16 would rotate by an arbitrary angle).
         let rotated = best.0 > h0 + ACCEPT_REL * h0;
         *flops += flops::spca_step(d, search.evals, rotated);
+        let rotated_rows = match self.scope {
+            RowScope::Fixed => self.active,
+            RowScope::Streaming => d,
+        };
+        self.flops_active += search.evals as u64 * flops::spca_h_eval(self.active)
+            + if rotated {
+                flops::rotation(rotated_rows)
+            } else {
+                0
+            };
         if !rotated {
             return 0.0;
         }
@@ -262,13 +323,16 @@ impl SpcaWindow {
         if let Some(u) = self.u.as_mut() {
             u.rotate(g);
             *flops += flops::rotation(u.rows());
+            self.flops_active += flops::rotation(u.rows());
         }
         best.0 - h0
     }
 
-    /// Index of the column of least Euclidean norm (`2dm` FLOPs; ties: lowest index).
-    pub fn weakest_column(&self, flops: &mut u64) -> usize {
+    /// Index of the column of least Euclidean norm (`2dm` FLOPs in both counts; ties: lowest
+    /// index).
+    pub fn weakest_column(&mut self, flops: &mut u64) -> usize {
         *flops += flops::norms(self.au.rows(), self.au.cols());
+        self.flops_active += flops::norms(self.au.rows(), self.au.cols());
         let mut best = (f64::INFINITY, 0);
         for j in 0..self.au.cols() {
             let n = dot(self.au.col(j), self.au.col(j));
@@ -279,14 +343,19 @@ impl SpcaWindow {
         best.1
     }
 
-    /// Overwrite column `j` with `sample` (`3d` FLOPs for its objective).
+    /// Overwrite column `j` with `sample`: `3d` FLOPs for its objective (rows that can pass:
+    /// `4d` to update the row norms, then `3·d_a` over the rows that can pass after it).
     pub fn replace_column(&mut self, j: usize, sample: impl Iterator<Item = f64>, flops: &mut u64) {
         let col = self.au.col_mut(j);
-        for (o, v) in col.iter_mut().zip(sample) {
+        for ((o, v), r) in col.iter_mut().zip(sample).zip(self.row_norm2.iter_mut()) {
+            *r += v * v - *o * *o;
             *o = v;
         }
+        self.active = count_active(&self.row_norm2, self.gamma);
         self.col_obj[j] = column_objective(self.au.col(j), self.gamma);
-        *flops += flops::spca_objective(self.au.rows());
+        let d = self.au.rows();
+        *flops += flops::spca_objective(d);
+        self.flops_active += flops::row_norms_update(d) + flops::spca_objective(self.active);
     }
 }
 
@@ -543,6 +612,7 @@ impl CoordinateProblem for SpcaProblem<'_> {
             objective: spca_objective(w.au().view(), w.gamma()),
             gamma: w.gamma(),
             flops,
+            flops_active_rows: w.flops_active(),
             extract_flops: extract,
             samples_seen: self.data.ncols(),
         };
@@ -571,6 +641,7 @@ impl SparsePca for GivensSpcaConfig {
                 gamma,
                 self.angle,
                 self.track_u,
+                RowScope::Fixed,
                 fl,
             );
             Ok(SpcaProblem {
@@ -638,6 +709,7 @@ mod tests {
             gamma,
             AngleSearch::default(),
             true,
+            RowScope::Fixed,
             &mut fl,
         );
         let mut rng = seeded(3);
@@ -782,6 +854,106 @@ mod tests {
             obs.seen[0].1.extract_flops,
             flops::solve_for_z(3, 2, obs.seen[0].1.nnz())
         );
+    }
+
+    #[test]
+    fn both_flop_counts_match_hand_counts_on_a_tiny_case() {
+        // d = 4, n = 2, relative γ = 0.5·max‖a_k‖ = 0.5·√10 ≈ 1.58: rows 0 and 1 (norms √10,
+        // √5) can pass, rows 2 and 3 (norms ≈ 0.22, 0.32) cannot, so d_a = 2.
+        let a = ndarray::array![[3.0, 1.0], [1.0, 2.0], [0.2, 0.1], [-0.1, 0.3]];
+        let cfg = GivensSpcaConfig {
+            gamma: 0.5,
+            angle: AngleSearch::Grid { points: 4 },
+            tolerance: 0.0,
+            ..Default::default()
+        };
+        let mut obs = Models::default();
+        cfg.fit(
+            a.view(),
+            &Schedule::new(vec![0, 1]),
+            &mut seeded(1),
+            &mut obs,
+        )
+        .unwrap();
+        let (m0, m1) = (&obs.seen[0].1, &obs.seen[1].1);
+        // All rows: row norms 2·4·2 = 16 (relative γ), objectives 3·4·2 = 24.
+        assert_eq!(m0.flops, 16 + 24);
+        // Rows that can pass: the same row norms 16, objectives 3·2·2 = 12.
+        assert_eq!(m0.flops_active_rows, 16 + 12);
+        // The one pair (0, 1): 4 evaluations of h, 4·(12·4 + 2) = 200 over all rows and
+        // 4·(12·2 + 2) = 104 over the two rows that can pass; the rotation 6·4 = 24 / 6·2 = 12.
+        assert!(m1.objective > m0.objective, "the step rotates");
+        assert_eq!(m1.flops - m0.flops, 200 + 24);
+        assert_eq!(m1.flops_active_rows - m0.flops_active_rows, 104 + 12);
+        // Absolute γ: the all-rows count has no row norms, the other count still pays them.
+        let cfg = GivensSpcaConfig {
+            gamma: 1.58,
+            gamma_scale: GammaScale::Absolute,
+            ..cfg
+        };
+        let mut obs = Models::default();
+        cfg.fit(a.view(), &Schedule::new(vec![0]), &mut seeded(1), &mut obs)
+            .unwrap();
+        assert_eq!(obs.seen[0].1.flops, 24);
+        assert_eq!(obs.seen[0].1.flops_active_rows, 16 + 12);
+    }
+
+    #[test]
+    fn the_window_counts_rows_that_can_pass_as_it_streams() {
+        // d = 3, m = 2, absolute γ = 1: row norms² 4.25, 0.5, 1.09 → rows 0 and 2 can pass.
+        let au = ndarray::array![[2.0, 0.5], [0.5, 0.5], [0.3, 1.0]];
+        let mut fl = 0;
+        let mut w = SpcaWindow::new(
+            ColMatrix::from_array(au.view()),
+            1.0,
+            AngleSearch::Grid { points: 3 },
+            false,
+            RowScope::Streaming,
+            &mut fl,
+        );
+        assert_eq!(w.active_rows(), 2);
+        assert_eq!(fl, 3 * 3 * 2);
+        assert_eq!(w.flops_active(), 2 * 3 * 2 + 3 * 2 * 2);
+        // A step: 3 evaluations of h over 3 / 2 rows; a streaming window rotates all 3 rows
+        // in both counts.
+        let (f0, a0) = (fl, w.flops_active());
+        let gain = w.coordinate_step(0, 1, &mut fl);
+        let rot = if gain > 0.0 { 6 * 3 } else { 0 };
+        assert_eq!(fl - f0, 3 * (12 * 3 + 2) + rot);
+        assert_eq!(w.flops_active() - a0, 3 * (12 * 2 + 2) + rot);
+        // Replace column 1 by a sample that lifts row 1 over γ: rows 0, 1, 2 may pass now
+        // unless the rotation moved weight (recount by hand from the window itself).
+        let (f1, a1) = (fl, w.flops_active());
+        let k = w.weakest_column(&mut fl);
+        assert_eq!(fl - f1, 2 * 3 * 2);
+        assert_eq!(w.flops_active() - a1, 2 * 3 * 2);
+        let (f2, a2) = (fl, w.flops_active());
+        w.replace_column(k, [0.0, 3.0, 0.0].into_iter(), &mut fl);
+        let by_hand = (0..3)
+            .filter(|&r| {
+                let n2: f64 = (0..2).map(|j| w.au().col(j)[r].powi(2)).sum();
+                n2 > 1.0
+            })
+            .count();
+        assert_eq!(w.active_rows(), by_hand);
+        assert!(by_hand >= 2, "row 1 passes after the new sample");
+        assert_eq!(fl - f2, 3 * 3);
+        assert_eq!(w.flops_active() - a2, 4 * 3 + 3 * by_hand as u64);
+        // A fixed-data window charges its rotations over the rows that can pass only.
+        let mut fl = 0;
+        let mut w = SpcaWindow::new(
+            ColMatrix::from_array(au.view()),
+            1.0,
+            AngleSearch::Grid { points: 3 },
+            false,
+            RowScope::Fixed,
+            &mut fl,
+        );
+        let (f0, a0) = (fl, w.flops_active());
+        let gain = w.coordinate_step(0, 1, &mut fl);
+        let (rot_all, rot_active) = if gain > 0.0 { (6 * 3, 6 * 2) } else { (0, 0) };
+        assert_eq!(fl - f0, 3 * (12 * 3 + 2) + rot_all);
+        assert_eq!(w.flops_active() - a0, 3 * (12 * 2 + 2) + rot_active);
     }
 
     #[test]

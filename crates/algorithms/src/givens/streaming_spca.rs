@@ -32,12 +32,18 @@
 //!   out almost everything. Fig. 2 compares methods at equal sparsity, not equal `gamma`.
 //!
 //! FLOPs per step: `L_in` coordinate steps as Algorithm 2, plus `2dm` (column norms) and `3d`
-//! (the new column's objective) per replacement; setup `3dm` (+ `2dm` for a relative γ).
+//! (the new column's objective) per replacement; setup `3dm` (+ `2dm` for a relative γ). The
+//! count over the rows that can pass the threshold (`flops_active_rows`, [`super::flops`]
+//! module docs) charges `h` over the `d_a` rows of the current window with norm above `γ`
+//! (the others contribute nothing to `h` for any angle: rotations keep a row's norm) but every
+//! rotation over all `d` rows (a replaced column can make a row pass later, and its rotated
+//! values are then needed); per replacement `2dm + 4d + 3d_a` (column norms, the row-norm
+//! update, the new column's objective); setup `2dm + 3·d_a·m`.
 
 use super::rotation::{ColMatrix, PairSelector, Selection};
 use super::sparse_pca::{
-    AngleSearch, GammaScale, SpcaWindow, check_data, default_gamma, max_row_norm, solve_for_z,
-    spca_objective, validate_gamma,
+    AngleSearch, GammaScale, RowScope, SpcaWindow, check_data, default_gamma, max_row_norm,
+    solve_for_z, spca_objective, validate_gamma,
 };
 use super::{SparsePca, SparsePcaModel};
 use crate::AlgoError;
@@ -175,6 +181,7 @@ impl Stepper for StreamRun<'_, '_> {
             objective: spca_objective(w.au().view(), w.gamma()),
             gamma: w.gamma(),
             flops: self.flops,
+            flops_active_rows: w.flops_active(),
             extract_flops: extract,
             samples_seen: self.read,
         }))
@@ -213,7 +220,14 @@ impl SparsePca for StreamingGivensSpcaConfig {
                 }
                 GammaScale::Absolute => self.gamma,
             };
-            let window = SpcaWindow::new(first, gamma, self.angle, false, &mut flops);
+            let window = SpcaWindow::new(
+                first,
+                gamma,
+                self.angle,
+                false,
+                RowScope::Streaming,
+                &mut flops,
+            );
             Ok(StreamRun {
                 data,
                 order,
@@ -317,6 +331,14 @@ mod tests {
         .unwrap();
         let f: Vec<u64> = obs.seen.iter().map(|(_, m)| m.flops).collect();
         assert_eq!(f[0], 24);
+        // Rows that can pass: the first window (columns 0, 1) has row norms² 1.09, 1.25,
+        // 0.26, 0.49, all above γ² = 0.04, so d_a = d = 4: row norms 2·4·2 = 16 beside the
+        // objectives 24; each later difference from the all-rows count is the row-norm update
+        // 4·4 = 16 of the replacement.
+        let fa: Vec<u64> = obs.seen.iter().map(|(_, m)| m.flops_active_rows).collect();
+        assert_eq!(fa[0], 16 + 24);
+        assert_eq!(fa[1] - fa[0], f[1] - f[0]);
+        assert_eq!(fa[2] - fa[1], f[2] - f[1] + 16);
         let step = flops::spca_step(4, 3, false);
         assert_eq!(step, 150);
         let s1 = f[1] - f[0];
