@@ -239,7 +239,7 @@ enum DataCommand {
 
 fn main() -> ExitCode {
     // SAFETY: the first statement of `main`: no other thread exists yet.
-    unsafe { dyad_algorithms::tensor_rank::deep::sequential_candle_products() };
+    unsafe { dyad_tensor_rank::deep::sequential_candle_products() };
     match real_main() {
         Ok(code) => code,
         Err(e) => {
