@@ -2132,3 +2132,60 @@ fn spec_error(ws: &Workspace) -> String {
         },
     }
 }
+
+#[test]
+fn restamp_trusts_only_code_proven_equivalent_by_an_identical_recompute() {
+    use dyad_harness::run::{Recompute, RunOptions};
+    let f = fixture(SPEC);
+    let (plans, _) = plan_and_run(&f.ws, 2);
+    let cache = f.ws.cache();
+    // As after a refactoring that changed every fingerprint of OASIS's cells: both read stale.
+    let oasis = plans[0]
+        .solvers
+        .iter()
+        .position(|s| s.name == "oasis")
+        .unwrap();
+    let keys: Vec<String> = plans[0]
+        .cells
+        .iter()
+        .filter(|c| c.solver == oasis)
+        .map(|c| c.key.clone())
+        .collect();
+    assert_eq!(keys.len(), 2);
+    let stamp = |k: &str, code: &str| {
+        let mut cell = cache.get(k).unwrap();
+        cell.code.insert("solver".into(), code.into());
+        cache.put(&cell).unwrap();
+    };
+    let current = cache.get(&keys[1]).unwrap().code["solver"].clone();
+    stamp(&keys[0], "before");
+    stamp(&keys[1], "before");
+    // No witness yet: nothing is re-stamped.
+    assert_eq!(f.ws.restamp(&plans, &cache).unwrap(), (0, 2));
+    // One of them recomputed with the current code comes out identical: a witness.
+    stamp(&keys[1], &current);
+    let s = execute(
+        &plans,
+        &RunOptions {
+            recompute: Recompute::Stale,
+            ..opts(&f.ws, 2, false)
+        },
+    );
+    assert_eq!(s.computed, 1);
+    assert!(s.recomputed[0].comparison.as_ref().unwrap().identical());
+    stamp(&keys[1], "before");
+    // The other cell of the same old code is re-stamped, its values untouched.
+    let before = cache.get(&keys[1]).unwrap();
+    assert_eq!(f.ws.restamp(&plans, &cache).unwrap(), (1, 0));
+    let after = cache.get(&keys[1]).unwrap();
+    assert_eq!(after.records.len(), before.records.len());
+    assert_eq!(after.code["solver"], current);
+    let s = execute(
+        &plans,
+        &RunOptions {
+            recompute: Recompute::Stale,
+            ..opts(&f.ws, 2, false)
+        },
+    );
+    assert_eq!((s.computed, s.recomputed.len()), (0, 0));
+}
