@@ -722,7 +722,9 @@ pub static SOLVERS: &[SolverEntry] = &[
         label: "TR",
         description: "transductive ranking: scores f in R^n with lambda f^T L f (§3.4), finite Newton with PCG",
         family: PAIR_RANKER,
-        version: 1,
+        // 2: steps that raise E beyond rounding are undone, iterates kept off each group's
+        // constants (tensor_rank/solver.rs, transductive.rs; tests/kr_consistency.rs).
+        version: 2,
         sources: &[
             "algorithms/src/tensor_rank/transductive.rs",
             "algorithms/src/tensor_rank/graph.rs",
