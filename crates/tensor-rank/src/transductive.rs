@@ -142,13 +142,13 @@ fn groups(l: &Laplacian, pairs: &[(usize, usize)]) -> (Vec<usize>, Vec<f64>) {
     let mut id = vec![usize::MAX; n];
     let mut group = vec![0; n];
     let mut size = Vec::new();
-    for i in 0..n {
+    for (i, g) in group.iter_mut().enumerate() {
         let r = root(&mut parent, i);
         if id[r] == usize::MAX {
             id[r] = size.len();
             size.push(0.0);
         }
-        group[i] = id[r];
+        *g = id[r];
         size[id[r]] += 1.0;
     }
     (group, size)
