@@ -690,8 +690,16 @@ impl Entry {
         };
         let mut state = Vec::new();
         if let Some(rest) = para(KEPT) {
+            // The commit abbreviated as git does (`a71b74c`, `+dirty` kept).
             let commit = rest.split(':').next().unwrap_or_default();
-            state.push(format!("KEPT from `{commit}`"));
+            let (hash, dirty) = commit.split_once('+').unwrap_or((commit, ""));
+            let short: String = hash.chars().take(7).collect();
+            let dirty = if dirty.is_empty() {
+                String::new()
+            } else {
+                format!("+{dirty}")
+            };
+            state.push(format!("KEPT from `{short}{dirty}`"));
         }
         if let Some(rest) = para(INCOMPLETE) {
             state.push(format!(
@@ -797,8 +805,9 @@ fn overview(entries: &[Entry]) -> Vec<Block> {
             "Every experiment, paper by paper: the data it ran on (real, or a SYNTHETIC \
              stand-in: its claims are shape checks, never a confirmation of the paper), \
              whether its cells are all computed, how many of the paper's numbers stand beside \
-             ours in its section, and the verdicts of the paper's claims it judges (our \
-             diagnostics counted apart). Each name links to its section."
+             ours in its section, and the verdicts of the paper's claims it judges: ✅ holds, \
+             ❌ does not hold, 🟰 not distinguishable (within the spread over splits), ➖ not \
+             comparable (our diagnostics counted apart). Each name links to its section."
                 .into(),
         ),
         Block::Table {
@@ -809,10 +818,10 @@ fn overview(entries: &[Entry]) -> Vec<Block> {
                 "data",
                 "state",
                 "paper's numbers",
-                "✅ holds",
-                "❌ does not hold",
-                "🟰 not distinguishable",
-                "➖ not comparable",
+                "✅",
+                "❌",
+                "🟰",
+                "➖",
                 "our diagnostics",
             ]
             .map(String::from)
