@@ -454,25 +454,16 @@ impl RowAudit {
 impl LabeledSet {
     /// Count the degenerate rows (see [`RowAudit`]): `O(nnz)` with one hash per row.
     pub fn row_audit(&self) -> RowAudit {
-        RowAudit::of(&self.x, &self.labels)
-    }
-}
-
-impl RowAudit {
-    /// Count the degenerate rows of a CSR matrix whose rows carry `labels` (one per row; pass
-    /// all zeros for unlabelled rows): `O(nnz)` with one hash per row.
-    pub fn of(x: &CsMat<f64>, labels: &[u32]) -> RowAudit {
         use std::collections::HashMap;
         use std::hash::{DefaultHasher, Hash, Hasher};
-        assert_eq!(x.rows(), labels.len(), "one label per row");
         let mut a = RowAudit {
-            rows: x.rows(),
+            rows: self.n(),
             ..RowAudit::default()
         };
         // Rows by the hash of their non-zero entries, then compared exactly.
         let mut seen: HashMap<u64, Vec<usize>> = HashMap::new();
         let nonzero = |i: usize| {
-            let r = x.outer_view(i).expect("row in range");
+            let r = self.x.outer_view(i).expect("row in range");
             r.indices()
                 .iter()
                 .zip(r.data())
@@ -480,8 +471,8 @@ impl RowAudit {
                 .map(|(&j, &v)| (j, v.to_bits()))
                 .collect::<Vec<(usize, u64)>>()
         };
-        for i in 0..x.rows() {
-            let row = x.outer_view(i).expect("row in range");
+        for i in 0..self.n() {
+            let row = self.x.outer_view(i).expect("row in range");
             if row.data().iter().any(|v| !v.is_finite()) {
                 a.non_finite += 1;
                 continue;
@@ -500,7 +491,7 @@ impl RowAudit {
             let bucket = seen.entry(h.finish()).or_default();
             if let Some(&twin) = bucket.iter().find(|&&t| nonzero(t) == entries) {
                 a.duplicates += 1;
-                if labels[twin] != labels[i] {
+                if self.labels[twin] != self.labels[i] {
                     a.duplicates_other_label += 1;
                 }
             } else {

@@ -261,6 +261,51 @@ impl Workspace {
         Ok(t)
     }
 
+    /// Re-stamps the cells of `plans` held in `store` (the cache, or an archive directory) that
+    /// are stale only by code proven equivalent: every changed part of their code fingerprints
+    /// (old → current) has a witness in the cache ([`Cache::equivalences`]: a cell of that old
+    /// code recomputed by the current one came out identical). Their values and keys stay; only
+    /// the fingerprints kept beside them change. Returns (re-stamped, stale without a witness).
+    pub fn restamp(&self, plans: &[Plan], store: &Cache) -> std::io::Result<(usize, usize)> {
+        let proven = self.cache().equivalences();
+        let (mut done, mut unproven) = (0, 0);
+        let mut seen = std::collections::BTreeSet::new();
+        for plan in plans {
+            for cell in &plan.cells {
+                if !seen.insert(cell.key.clone()) {
+                    continue;
+                }
+                let Some(mut old) = store.get(&cell.key) else {
+                    continue;
+                };
+                let changed: Vec<String> = cache::changed_parts(&cell.code, &old.code)
+                    .map(str::to_string)
+                    .collect();
+                if changed.is_empty() {
+                    continue;
+                }
+                let all = changed.iter().all(|part| {
+                    proven.contains(&(
+                        part.clone(),
+                        old.code[part].clone(),
+                        cell.code[part].clone(),
+                    ))
+                });
+                if all {
+                    for part in changed {
+                        let now = cell.code[&part].clone();
+                        old.code.insert(part, now);
+                    }
+                    store.put(&old)?;
+                    done += 1;
+                } else {
+                    unproven += 1;
+                }
+            }
+        }
+        Ok((done, unproven))
+    }
+
     /// Copies every valid cell of the archive `from` (see [`Self::export_cells`]) that this
     /// cache lacks; files that are no valid cell (truncated, edited: their SHA-256 does not
     /// match) are listed in [`Transfer::invalid`] and not copied.

@@ -133,22 +133,34 @@ pub fn rows(p: &dyn Provider, ctx: &DataContext) -> Option<String> {
 /// rows, unlabelled), with what a row is.
 pub fn audit(data: &Data) -> Option<(&'static str, dyad_core::data::RowAudit)> {
     use dyad_core::data::RowAudit;
+    // Rows with labels as a labelled set, for its audit.
+    fn of(x: &sprs::CsMat<f64>, labels: &[u32]) -> RowAudit {
+        let classes = labels.iter().max().map_or(0, |&m| m as usize + 1);
+        dyad_core::LabeledSet::new(
+            x.clone(),
+            labels.to_vec(),
+            (0..classes).map(|c| c.to_string()).collect(),
+            None,
+        )
+        .map(|s| s.row_audit())
+        .unwrap_or_default()
+    }
     if let Some(s) = data.get::<dyad_core::LabeledSet>() {
         return Some(("examples", s.row_audit()));
     }
     if let Some(m) = data.get::<dyad_datasets::imagenet::MultiLabelSet>() {
-        return Some(("images (labels: leaves)", RowAudit::of(&m.x, &m.leaf)));
+        return Some(("images (labels: leaves)", of(&m.x, &m.leaf)));
     }
     if let Some(w) = data.get::<dyad_datasets::web::WebData>() {
         return Some(("images", w.set.row_audit()));
     }
     if let Some(o) = data.get::<dyad_datasets::pair_ranking::OrderedSet>() {
         let x = sprs::CsMat::csr_from_dense(o.x.view(), 0.0);
-        return Some(("points (labels: groups)", RowAudit::of(&x, &o.group)));
+        return Some(("points (labels: groups)", of(&x, &o.group)));
     }
     if let Some(e) = data.get::<dyad_datasets::expression::ExpressionSet>() {
         let x = sprs::CsMat::csr_from_dense(e.values().view(), 0.0);
-        return Some(("genes", RowAudit::of(&x, &vec![0; x.rows()])));
+        return Some(("genes", of(&x, &vec![0; x.rows()])));
     }
     None
 }
