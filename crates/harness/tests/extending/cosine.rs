@@ -2,8 +2,8 @@
 //! learning. On L2-normalised rows it ranks as the Euclidean baseline does; on raw counts it
 //! ignores document length.
 
-use dyad_algorithms::{AlgoError, Checked, ParamError, Ranker};
 use dyad_core::{LabeledSet, Observer, Rng, Schedule, Scorer, SolverClock, sparse};
+use dyad_kernels::{AlgoError, Checked, ParamError, Ranker};
 use serde::{Deserialize, Serialize};
 use sprs::{CsMat, CsVecView};
 
@@ -98,6 +98,16 @@ impl Ranker for CosineConfig {
         false
     }
 }
+
+/// Its entry in the crate's solver list (`SOLVERS` in `lib.rs` names it: `cosine::SOLVER,`).
+pub const SOLVER: dyad_kernels::SolverEntry = dyad_kernels::SolverEntry {
+    name: "cosine",
+    label: "Cosine",
+    description: "cosine similarity in feature space (no learning)",
+    family: dyad_kernels::solver::RANKER,
+    version: 1,
+    build: dyad_kernels::solver::ranker::<CosineConfig>,
+};
 
 #[cfg(test)]
 mod tests {
