@@ -6,8 +6,9 @@
 //! 2. [`plan`]: expand it for a [`profile::Profile`] into cells with content-hashed keys;
 //! 3. [`run`]: compute the missing cells in parallel, each stored atomically in [`cache`];
 //! 4. [`results`]: one tidy table per experiment (polars; parquet and CSV);
-//! 5. [`plots`] and [`report`]: SVG/PNG figures and `index.html` / `REPORT.md` with our
-//!    numbers beside the paper's and a verdict per claim ([`claims`]);
+//! 5. [`plots`] and [`report`]: SVG/PNG figures, and `REPORT.md` with `index.html` (an
+//!    overview of every paper and figure) and one HTML page per paper, with our numbers
+//!    beside the paper's and a verdict per claim ([`claims`]);
 //! 6. [`check`]: expectation bands for CI.
 
 pub mod cache;
@@ -561,7 +562,11 @@ impl Workspace {
         let previous = self.previous_report(profile);
         let doc = report::document(&sections, profile, &previous);
         let io = |p: &Path, e: std::io::Error| HarnessError::Other(format!("{}: {e}", p.display()));
-        cache::write_atomic(&html, report::to_html(&doc).as_bytes()).map_err(|e| io(&html, e))?;
+        // `index.html` (the overview) and one page per paper.
+        for (name, page) in report::html_pages(&doc) {
+            let path = dir.join(name);
+            cache::write_atomic(&path, page.as_bytes()).map_err(|e| io(&path, e))?;
+        }
         cache::write_atomic(&md, report::to_markdown(&doc).as_bytes()).map_err(|e| io(&md, e))?;
         Ok([html, md])
     }

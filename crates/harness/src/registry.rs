@@ -44,7 +44,7 @@ pub static SOLVER_LISTS: &[&Solvers] = &[
 pub static SOLVERS: LazyLock<Vec<&'static SolverEntry>> =
     LazyLock::new(|| SOLVER_LISTS.iter().flat_map(|l| l.entries.iter()).collect());
 
-/// The solvers whose code lives in the harness: the Python peers (README "Python peers": their
+/// The solvers whose code lives in the harness: the Python peers (`docs/peers.md`: their
 /// scripts' sha256 is in their canonical parameters, so editing a script recomputes its cells
 /// without a version bump) and FuncISH's per-category classifier.
 pub static HARNESS_SOLVERS: Solvers = Solvers {

@@ -500,6 +500,8 @@ fn outputs_tables_figures_report_and_checks() {
     );
     // The report marks synthetic data and judges the claim.
     let [html, md] = f.ws.report(&plans, Profile::Quick).unwrap();
+    // The sections are on the paper's page (`index.html` is the overview).
+    let html = html.with_file_name(dyad_harness::report::paper_page("demo"));
     let md = std::fs::read_to_string(md).unwrap();
     assert!(md.contains("SYNTHETIC"), "{md}");
     assert!(md.contains("[c1]"), "{md}");
@@ -538,6 +540,8 @@ fn a_report_keeps_the_sections_whose_cells_are_gone() {
         .to_string();
     std::fs::remove_dir_all(f.ws.cache().root()).unwrap();
     let [html, md] = f.ws.report(&plans, Profile::Quick).unwrap();
+    // The sections are on the paper's page (`index.html` is the overview).
+    let html = html.with_file_name(dyad_harness::report::paper_page("demo"));
     let kept = read(&md);
     assert!(!kept.contains("NOT RUN"), "{kept}");
     assert!(kept.contains(&claim), "{kept}");
@@ -714,6 +718,8 @@ range = [0.0, 1.0]
     drop(res);
     let read = |p: &Path| std::fs::read_to_string(p).unwrap();
     let [html, md] = f.ws.report(&plans, Profile::Quick).unwrap();
+    // The sections are on the paper's page (`index.html` is the overview).
+    let html = html.with_file_name(dyad_harness::report::paper_page("demo"));
     let text = read(&md);
     assert!(
         text.contains("- ✅ holds — the solver of `other` alone [reads-other]: other: 0.",)
@@ -1536,8 +1542,8 @@ fn the_simulated_human_evaluation_adds_rater_records_to_the_ranking_cell() {
     );
 }
 
-/// The second task (ranking labels per example) end to end, as the README's "Adding a task"
-/// shows it.
+/// The second task (ranking labels per example) end to end, the larger example that
+/// docs/extending.md ("A new task") points to.
 const LABELS_SPEC: &str = r#"
 title = "labels"
 paper = "demo"

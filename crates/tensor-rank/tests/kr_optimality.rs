@@ -19,7 +19,8 @@
 //! potential of the per-point net pair forces `−P(G)1/λ`, the same form as TR's scores (whose
 //! forces are the hinge slopes of the labelled pairs) but with forces fixed by the whole
 //! matrix problem. This is why full KR's τ in the kr-full experiment sits well below TR's
-//! although the model is at its optimum (README, kr-full).
+//! although the model is at its optimum (the description of
+//! `experiments/tensor-ranking/kr-full.toml`).
 //!
 //! The finite Newton method terminates exactly on this piecewise-quadratic problem: the
 //! residual measured here is about 1e-14 of the data gradient (1e-9 is asserted).

@@ -13,8 +13,8 @@
 //! candidate trains on the rest to the last checkpoint, and the one with the best validation
 //! label mAP (the first on ties) is retrained on all training rows, as the papers'
 //! cross-validated step sizes (LORETA spec §2.9). A candidate that diverges on the hold-out is
-//! not chosen. It is the second task of the harness and the example of the README's
-//! "Adding a task".
+//! not chosen. It is the second task of the harness and one of the larger examples that
+//! `docs/extending.md` ("A new task") points to.
 
 use super::ranking::{EvalSet, SplitCell, check_split};
 use super::{CellOutput, CellProtocol, CellRun, Headline, Metric, Task, TaskInput};
