@@ -80,16 +80,16 @@
 //!   and the case above ends at τ_TR 0.700 (0.097 before). Full KR's fits (the same Newton
 //!   code) came out identical.
 
+use dyad_core::kendall::kendall_tau;
+use dyad_core::{Schedule, seeded};
+use dyad_datasets::pair_ranking::Order;
+use dyad_datasets::pair_ranking::standin::{ClassOrder, SClassSpec};
 use dyad_kernels::fixtures::Models;
 use dyad_tensor_rank::synthetic::class_pairs;
 use dyad_tensor_rank::{
     Connect, GraphSpec, KernelRankConfig, KnnGraph, Laplacian, LowRankKrConfig, LowRankProblem,
     PairInput, PairKernel, PairModel, PairRanker, Pairs, Sigma, TransductiveConfig, knn,
 };
-use dyad_core::kendall::kendall_tau;
-use dyad_core::{Schedule, seeded};
-use dyad_datasets::pair_ranking::Order;
-use dyad_datasets::pair_ranking::standin::{ClassOrder, SClassSpec};
 use ndarray::{Array1, Array2, Axis};
 use rand::Rng as _;
 use std::collections::HashSet;
