@@ -1,6 +1,6 @@
 """scikit-learn's LIBLINEAR logistic regression on the problems dyad's FuncISH classifier
-test writes (crates/algorithms/tests/logreg_sklearn.rs): the reference for
-dyad_algorithms::funcish::classify.
+test writes (crates/funcish/tests/logreg_sklearn.rs): the reference for
+dyad_funcish::classify.
 
     python peers/logreg_sklearn.py DIR
 

@@ -1,26 +1,44 @@
-//! Fingerprints the source of every crate whose code can change a result, so that a cell's
-//! cache key changes exactly when the code that computed it changes.
+//! Fingerprints the source of every workspace crate whose code can change a result, so that
+//! a cell's provenance says when the code that computed it changed.
 //!
 //! A file's fingerprint hashes its *token stream* (proc-macro2), not its bytes: comments, doc
-//! comments, formatting and `#[cfg(test)]` items do not count. The table is written to
-//! `$OUT_DIR/fingerprints.rs` as `(path relative to crates/, hex sha256)` pairs.
+//! comments, formatting and `#[cfg(test)]` items do not count. Written to
+//! `$OUT_DIR/fingerprints.rs`:
+//!
+//! * `SOURCE_FINGERPRINTS`: `(path relative to crates/, hex sha256)` for every `.rs` file under
+//!   a crate's `src/` (tasks and data providers name the files they run);
+//! * `PACKAGE_SOURCES`: `(package name, source directories)`: the `src/` of the package and of
+//!   every workspace crate it depends on (its `dyad-*` `[dependencies]`, transitively). A
+//!   solver's fingerprint is that of its crate's directories, so no code a cell ran can change
+//!   unnoticed.
 
 #[path = "src/srchash.rs"]
 mod srchash;
 
 use srchash::fingerprint;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-const ROOTS: &[&str] = &["core/src", "algorithms/src", "datasets/src", "harness/src"];
+/// A workspace crate: its directory under `crates/`, package name and `dyad-*` dependencies.
+struct Package {
+    dir: String,
+    name: String,
+    deps: Vec<String>,
+}
 
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let crates = manifest.parent().unwrap().to_path_buf();
+    let packages = packages(&crates);
     let mut files = Vec::new();
-    for root in ROOTS {
-        let dir = crates.join(root);
+    for p in &packages {
+        let dir = crates.join(&p.dir).join("src");
         println!("cargo:rerun-if-changed={}", dir.display());
+        println!(
+            "cargo:rerun-if-changed={}",
+            crates.join(&p.dir).join("Cargo.toml").display()
+        );
         collect(&dir, &mut files);
     }
     files.sort();
@@ -35,9 +53,77 @@ fn main() {
         writeln!(out, "    ({rel:?}, {:?}),", fingerprint(&text)).unwrap();
     }
     out.push_str("];\n");
+    out.push_str("pub static PACKAGE_SOURCES: &[(&str, &[&str])] = &[\n");
+    for p in &packages {
+        let dirs: Vec<String> = closure(p, &packages)
+            .into_iter()
+            .map(|d| format!("{d}/src/"))
+            .collect();
+        writeln!(out, "    ({:?}, &{dirs:?}),", p.name).unwrap();
+    }
+    out.push_str("];\n");
     let dest = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("fingerprints.rs");
     std::fs::write(dest, out).unwrap();
     git_commit(&crates);
+}
+
+/// The workspace crates: every `crates/*/Cargo.toml`, with the `dyad-*` names of its
+/// `[dependencies]` (dev- and build-dependencies do not run in a cell).
+fn packages(crates: &Path) -> Vec<Package> {
+    let mut out = Vec::new();
+    let mut dirs: Vec<_> = std::fs::read_dir(crates)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("Cargo.toml").is_file())
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        let text = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        let mut name = None;
+        let mut deps = Vec::new();
+        let mut section = String::new();
+        for line in text.lines() {
+            let line = line.trim();
+            if line.starts_with('[') {
+                section = line.to_string();
+                continue;
+            }
+            let key = line
+                .split(['=', '.', ' '])
+                .next()
+                .unwrap_or_default()
+                .trim_matches('"');
+            if section == "[package]" && key == "name" {
+                name = line.split('"').nth(1).map(str::to_string);
+            } else if section == "[dependencies]" && key.starts_with("dyad-") {
+                deps.push(key.to_string());
+            }
+        }
+        out.push(Package {
+            dir: dir.file_name().unwrap().to_string_lossy().into_owned(),
+            name: name.expect("a [package] name"),
+            deps,
+        });
+    }
+    out
+}
+
+/// The directories of `p` and of every workspace crate it depends on, transitively.
+fn closure(p: &Package, all: &[Package]) -> BTreeSet<String> {
+    let by_name: BTreeMap<&str, &Package> = all.iter().map(|q| (q.name.as_str(), q)).collect();
+    let mut seen = BTreeSet::new();
+    let mut todo = vec![p];
+    while let Some(q) = todo.pop() {
+        if seen.insert(q.dir.clone()) {
+            todo.extend(
+                q.deps
+                    .iter()
+                    .filter_map(|d| by_name.get(d.as_str()).copied()),
+            );
+        }
+    }
+    seen
 }
 
 /// `DYAD_GIT_COMMIT`: the commit this build's source comes from, `+dirty` when a tracked file

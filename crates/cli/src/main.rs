@@ -217,6 +217,19 @@ enum ArchiveCommand {
     /// Copy the valid cells of an archive that this cache lacks (files whose SHA-256 does not
     /// match are listed and skipped; exits 1 when there were any).
     Import { from: PathBuf },
+    /// Re-stamp cells that are stale only by code proven equivalent: cells whose every changed
+    /// code fingerprint matches a witness, i.e. a cell of the same old code that `dyad run
+    /// --recompute stale|all` computed again with the current code and found identical. Keys
+    /// and values stay; only the fingerprints kept beside the cells change. E.g. after a
+    /// refactoring: recompute a sample of each solver's cells, then re-stamp the rest.
+    Restamp {
+        targets: Vec<String>,
+        #[arg(long, default_value = "paper")]
+        profile: Profile,
+        /// Re-stamp the cells of this archive directory instead of the cache's.
+        #[arg(long = "in")]
+        archive: Option<PathBuf>,
+    },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -239,7 +252,7 @@ enum DataCommand {
 
 fn main() -> ExitCode {
     // SAFETY: the first statement of `main`: no other thread exists yet.
-    unsafe { dyad_algorithms::tensor_rank::deep::sequential_candle_products() };
+    unsafe { dyad_tensor_rank::deep::sequential_candle_products() };
     match real_main() {
         Ok(code) => code,
         Err(e) => {
@@ -442,6 +455,22 @@ fn run_and_write(
         summary.by_others,
         summary.datasets_loaded
     );
+    // Cached cells reused although the code that computed them has changed since (the
+    // report warns of them too): say how many, and how to check them.
+    let stale: usize = {
+        let cache = ws.cache();
+        plans
+            .iter()
+            .map(|p| ExperimentResults::load(p, &cache).stale_cells())
+            .sum()
+    };
+    if stale > 0 {
+        eprintln!(
+            "{stale} cached cells were computed by code that has changed since: `dyad run \
+             <targets> --recompute stale` computes them again and compares (`dyad plan` lists \
+             them per experiment)"
+        );
+    }
     let written = ws.outputs(&plans)?;
     // Missing among the requested cells: a limited run leaves the others missing on purpose.
     let missing: usize = match &keys {
@@ -915,6 +944,24 @@ fn archive(ws: &Workspace, command: ArchiveCommand) -> Result<ExitCode> {
                 to.display(),
                 t.present,
                 t.absent
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        ArchiveCommand::Restamp {
+            targets,
+            profile,
+            archive,
+        } => {
+            let ctx = ws.data_context();
+            let plans = plan_warn(ws, &ws.select_specs(&targets)?, profile, &ctx)?;
+            let store = match &archive {
+                Some(dir) => dyad_harness::cache::Cache::at(dir),
+                None => ws.cache(),
+            };
+            let (done, unproven) = ws.restamp(&plans, &store)?;
+            say!(
+                "re-stamped {done} cells; {unproven} stale cells have no witness of equivalent \
+                 code (`dyad run <targets> --recompute stale` on one of them makes one)"
             );
             Ok(ExitCode::SUCCESS)
         }

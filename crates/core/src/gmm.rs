@@ -1,6 +1,6 @@
 //! A spherical Gaussian mixture as a data-set description: the synthetic mixtures of the
 //! Givens paper's tensor experiments (spec §7). The sampler and the method of moments are in
-//! `dyad_algorithms::baselines::spherical_gmm`; the description lives here so that the data
+//! `dyad_givens::baselines::spherical_gmm`; the description lives here so that the data
 //! set provider (`dyad data list`, specs' `[[datasets]]`) and the algorithms share one type
 //! and one check.
 
@@ -18,7 +18,7 @@ pub enum MixingWeights {
     },
 }
 
-/// A synthetic spherical mixture, drawn as `dyad_algorithms::baselines::spherical_gmm` describes.
+/// A synthetic spherical mixture, drawn as `dyad_givens::baselines::spherical_gmm` describes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GmmSpec {

@@ -157,6 +157,9 @@ pub struct CellResult {
 /// The parts (`solver`, `task`, `data`) whose source fingerprints differ between the current
 /// code (`now`) and the code that computed a cell (`then`). A part the cell did not record is
 /// not compared (cells from before provenance was kept are not called stale).
+/// The file of code-equivalence witnesses under the cache root ([`Cache::witness_equivalent`]).
+pub const EQUIVALENT_CODE: &str = "equivalent-code.jsonl";
+
 pub fn changed_parts<'a>(
     now: &'a BTreeMap<String, String>,
     then: &'a BTreeMap<String, String>,
@@ -620,6 +623,43 @@ impl Cache {
     /// Deletes a superseded cell (once its replacement is known to be identical).
     pub fn forget_superseded(&self, key: &str) -> std::io::Result<()> {
         std::fs::remove_file(self.superseded_path(key))
+    }
+
+    /// The witnesses of code equivalence ([`Self::witness_equivalent`]): per code part
+    /// (`task`, `solver`, `data`), the pairs (old fingerprint, new fingerprint) of cells that
+    /// were recomputed with the new code and reproduced the old cell exactly.
+    pub fn equivalences(&self) -> std::collections::BTreeSet<(String, String, String)> {
+        let text = std::fs::read_to_string(self.root.join(EQUIVALENT_CODE)).unwrap_or_default();
+        text.lines()
+            .filter_map(|l| serde_json::from_str::<(String, String, String)>(l).ok())
+            .collect()
+    }
+
+    /// Records that the code of fingerprints `now` reproduced, exactly, a cell computed by the
+    /// code of fingerprints `then`: one line per changed part in `EQUIVALENT_CODE` beside the
+    /// cells. `dyad archive restamp` re-stamps other cells of the old code with the new
+    /// fingerprints on this evidence, instead of recomputing them.
+    pub fn witness_equivalent(
+        &self,
+        then: &BTreeMap<String, String>,
+        now: &BTreeMap<String, String>,
+    ) -> std::io::Result<()> {
+        use std::io::Write as _;
+        let lines: String = changed_parts(now, then)
+            .map(|part| {
+                let row = (part, &then[part], &now[part]);
+                serde_json::to_string(&row).expect("strings") + "\n"
+            })
+            .collect();
+        if lines.is_empty() {
+            return Ok(());
+        }
+        std::fs::create_dir_all(&self.root)?;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.root.join(EQUIVALENT_CODE))?
+            .write_all(lines.as_bytes())
     }
 
     pub fn put(&self, r: &CellResult) -> std::io::Result<()> {

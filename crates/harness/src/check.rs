@@ -149,10 +149,10 @@ const TIE_ROUNDING: f64 = 1e-3;
 /// * every label-ranking cell: the perfect ranking's mAP is 1, a constant scorer's
 ///   precision@k sits at chance, and the final model evaluated twice gives the same values;
 /// * a learner whose step-0 model ranks as the Euclidean baseline
-///   ([`dyad_algorithms::Start::IdentityDistance`], or `IdentityBilinear` on rows of unit
+///   ([`dyad_kernels::Start::IdentityDistance`], or `IdentityBilinear` on rows of unit
 ///   norm) has, at step 0, the Euclidean baseline's mAP on every split both ran, to
 ///   [`TIE_ROUNDING`] (when the spec runs the Euclidean baseline on that data set);
-/// * a learner that starts at `W = 0` ([`dyad_algorithms::Start::Zero`]) has, at step 0, the
+/// * a learner that starts at `W = 0` ([`dyad_kernels::Start::Zero`]) has, at step 0, the
 ///   constant scorer's mAP.
 ///
 /// Tasks without probes yield nothing; [`sanity_summary`] says so.
@@ -232,9 +232,9 @@ pub fn sanity(res: &ExperimentResults<'_>) -> Vec<SanityLine> {
     for (si, sv) in plan.solvers.iter().enumerate() {
         let start = crate::registry::solver(sv.name)
             .and_then(|e| (e.build)(sv.params.clone()).ok())
-            .and_then(|b| b.family::<dyn dyad_algorithms::Ranker>().map(|r| r.start()))
-            .unwrap_or(dyad_algorithms::Start::Unstated);
-        use dyad_algorithms::Start;
+            .and_then(|b| b.family::<dyn dyad_kernels::Ranker>().map(|r| r.start()))
+            .unwrap_or(dyad_kernels::Start::Unstated);
+        use dyad_kernels::Start;
         for (di, d) in plan.datasets.iter().enumerate() {
             let cells: Vec<usize> = (0..plan.cells.len())
                 .filter(|&c| plan.cells[c].solver == si && plan.cells[c].dataset == di)

@@ -6,8 +6,9 @@
 //! 2. [`plan`]: expand it for a [`profile::Profile`] into cells with content-hashed keys;
 //! 3. [`run`]: compute the missing cells in parallel, each stored atomically in [`cache`];
 //! 4. [`results`]: one tidy table per experiment (polars; parquet and CSV);
-//! 5. [`plots`] and [`report`]: SVG/PNG figures and `index.html` / `REPORT.md` with our
-//!    numbers beside the paper's and a verdict per claim ([`claims`]);
+//! 5. [`plots`] and [`report`]: SVG/PNG figures, and `REPORT.md` with `index.html` (an
+//!    overview of every paper and figure) and one HTML page per paper, with our numbers
+//!    beside the paper's and a verdict per claim ([`claims`]);
 //! 6. [`check`]: expectation bands for CI.
 
 pub mod cache;
@@ -258,6 +259,51 @@ impl Workspace {
             }
         }
         Ok(t)
+    }
+
+    /// Re-stamps the cells of `plans` held in `store` (the cache, or an archive directory) that
+    /// are stale only by code proven equivalent: every changed part of their code fingerprints
+    /// (old → current) has a witness in the cache ([`Cache::equivalences`]: a cell of that old
+    /// code recomputed by the current one came out identical). Their values and keys stay; only
+    /// the fingerprints kept beside them change. Returns (re-stamped, stale without a witness).
+    pub fn restamp(&self, plans: &[Plan], store: &Cache) -> std::io::Result<(usize, usize)> {
+        let proven = self.cache().equivalences();
+        let (mut done, mut unproven) = (0, 0);
+        let mut seen = std::collections::BTreeSet::new();
+        for plan in plans {
+            for cell in &plan.cells {
+                if !seen.insert(cell.key.clone()) {
+                    continue;
+                }
+                let Some(mut old) = store.get(&cell.key) else {
+                    continue;
+                };
+                let changed: Vec<String> = cache::changed_parts(&cell.code, &old.code)
+                    .map(str::to_string)
+                    .collect();
+                if changed.is_empty() {
+                    continue;
+                }
+                let all = changed.iter().all(|part| {
+                    proven.contains(&(
+                        part.clone(),
+                        old.code[part].clone(),
+                        cell.code[part].clone(),
+                    ))
+                });
+                if all {
+                    for part in changed {
+                        let now = cell.code[&part].clone();
+                        old.code.insert(part, now);
+                    }
+                    store.put(&old)?;
+                    done += 1;
+                } else {
+                    unproven += 1;
+                }
+            }
+        }
+        Ok((done, unproven))
     }
 
     /// Copies every valid cell of the archive `from` (see [`Self::export_cells`]) that this
@@ -516,7 +562,11 @@ impl Workspace {
         let previous = self.previous_report(profile);
         let doc = report::document(&sections, profile, &previous);
         let io = |p: &Path, e: std::io::Error| HarnessError::Other(format!("{}: {e}", p.display()));
-        cache::write_atomic(&html, report::to_html(&doc).as_bytes()).map_err(|e| io(&html, e))?;
+        // `index.html` (the overview) and one page per paper.
+        for (name, page) in report::html_pages(&doc) {
+            let path = dir.join(name);
+            cache::write_atomic(&path, page.as_bytes()).map_err(|e| io(&path, e))?;
+        }
         cache::write_atomic(&md, report::to_markdown(&doc).as_bytes()).map_err(|e| io(&md, e))?;
         Ok([html, md])
     }

@@ -23,16 +23,14 @@
 pub mod npy;
 
 use crate::registry::{BuiltSolver, typed};
-use dyad_algorithms::givens::{
-    Decomposition, MomentTensor, SparsePca, SparsePcaModel, TensorDecomposer,
-};
-use dyad_algorithms::loreta::LowRankModel;
-use dyad_algorithms::metric::Mahalanobis;
-use dyad_algorithms::oasis::BilinearModel;
-use dyad_algorithms::params::{self, Checked, ParamError};
-use dyad_algorithms::{AlgoError, Ranker};
 use dyad_core::sampling::TripletSampler;
 use dyad_core::{Checkpoint, Control, LabeledSet, Observer, Rng, Schedule, Scorer};
+use dyad_givens::{Decomposition, MomentTensor, SparsePca, SparsePcaModel, TensorDecomposer};
+use dyad_kernels::params::{self, Checked, ParamError};
+use dyad_kernels::{AlgoError, Ranker};
+use dyad_loreta::LowRankModel;
+use dyad_metric_baselines::metric::Mahalanobis;
+use dyad_oasis::BilinearModel;
 use ndarray::Array2;
 use npy::Array;
 use rand::Rng as _;

@@ -356,7 +356,7 @@ fn select_task(spec: &LoadedSpec) -> Result<&'static dyn Task, SpecError> {
     }
 }
 
-/// The spec line of a solver parameter named by a [`dyad_algorithms::ParamError`]: its key
+/// The spec line of a solver parameter named by a [`dyad_kernels::ParamError`]: its key
 /// in `params`, `grid` or `tune` when written there, else the solver's entry.
 fn param_error(spec: &LoadedSpec, si: usize, param: &str, message: String) -> SpecError {
     let i = si.to_string();
@@ -488,7 +488,7 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
         }
         let base = resolve_table(table_of(&sv.params, at).0, profile);
         let grid = resolve_table(table_of(&sv.grid, at).0, profile);
-        let fp = fingerprint(entry.sources);
+        let fp = registry::solver_fingerprint(entry.name);
         let own_checkpoints = match &sv.checkpoints {
             Some(c) => Some(
                 c.at(profile)

@@ -1,6 +1,10 @@
-//! The report: `index.html` and `REPORT.md` in the report directory, one section per
-//! experiment with its figures, our numbers beside the paper's, and a verdict per claim.
-//! Both files are rendered from one document model, so they always say the same thing.
+//! The report: `REPORT.md` and the HTML pages in the report directory, one section per
+//! experiment with its figures, our numbers beside the paper's, and a verdict per claim. It
+//! opens with an overview generated from the specs and cells: every paper and experiment with
+//! its data (real or a SYNTHETIC stand-in), its state and its claims' verdict counts, linked
+//! to its section. In HTML the overview is `index.html` and each paper has a page of its own
+//! ([`html_pages`]); `REPORT.md` holds everything in one file. Both are rendered from one
+//! document model, so they always say the same thing.
 
 use crate::check::check;
 use crate::claims::{Verdict, judge};
@@ -335,6 +339,8 @@ pub fn document(sections: &[Section<'_>], profile: Profile, previous: &Previous)
         all.ours_synthetic,
     )));
     let mut paper = String::new();
+    // Where each section starts in `doc` (its heading), for the overview.
+    let mut starts = Vec::with_capacity(sections.len());
     for (i, s) in sections.iter().enumerate() {
         let plan = s.results.plan;
         let spec = &plan.spec.spec;
@@ -344,6 +350,7 @@ pub fn document(sections: &[Section<'_>], profile: Profile, previous: &Previous)
             let c = sum(&|j| sections[j].results.plan.spec.spec.paper == paper);
             doc.push(Block::Para(c.paper_line()));
         }
+        starts.push(doc.len());
         if let Some(blocks) = &kept[i] {
             doc.extend(blocks.iter().cloned());
             continue;
@@ -596,7 +603,232 @@ pub fn document(sections: &[Section<'_>], profile: Profile, previous: &Previous)
             )));
         }
     }
+    let entries: Vec<Entry> = sections
+        .iter()
+        .zip(&starts)
+        .zip(&counts)
+        .map(|((s, &at), c)| {
+            let spec = &s.results.plan.spec.spec;
+            Entry::read(&spec.paper, &doc[at..], *c, spec.references.len())
+        })
+        .collect();
+    // After the title and the summary paragraph.
+    let rest = doc.split_off(2);
+    doc.extend(overview(&entries));
+    doc.extend(rest);
     doc
+}
+
+/// The heading of the report's overview: every paper and experiment with its verdict counts,
+/// its data and its state, linked to its section (the HTML report's `index.html`).
+pub const OVERVIEW: &str = "Overview";
+
+/// A heading's anchor as GitHub derives it from a Markdown heading (and as [`to_html`] sets
+/// it as the heading's `id`): lower case; letters, digits, `-` and `_` kept; each space a
+/// `-`; everything else dropped. `oasis/fig5 — J-F5: mAP` → `oasisfig5--j-f5-map`.
+pub fn anchor(heading: &str) -> String {
+    let mut out = String::new();
+    for c in heading.chars().flat_map(char::to_lowercase) {
+        if c.is_alphanumeric() || c == '-' || c == '_' {
+            out.push(c);
+        } else if c == ' ' {
+            out.push('-');
+        }
+    }
+    out
+}
+
+/// The file of a paper's page in the HTML report (`oasis.html`), named by the anchor of its
+/// heading.
+pub fn paper_page(paper: &str) -> String {
+    format!("{}.html", anchor(paper))
+}
+
+/// What the overview says of one experiment, read from its section as the document holds it
+/// (a section KEPT from an earlier report included).
+#[derive(Debug, Clone, PartialEq)]
+struct Entry {
+    paper: String,
+    id: String,
+    figure: String,
+    anchor: String,
+    /// Its data sets: (id, SYNTHETIC), from the section's data list.
+    data: Vec<(String, bool)>,
+    state: String,
+    counts: Counts,
+    /// The paper's numbers the spec sets beside ours (`[[references]]`).
+    numbers: usize,
+}
+
+impl Entry {
+    /// `blocks`: the section from its heading on (anything after its end is ignored).
+    fn read(paper: &str, blocks: &[Block], counts: Counts, numbers: usize) -> Self {
+        let heading = match blocks.first() {
+            Some(Block::Heading(_, t)) => t.clone(),
+            _ => String::new(),
+        };
+        let end = blocks
+            .iter()
+            .skip(1)
+            .position(|b| matches!(b, Block::Heading(l, _) if *l <= 3))
+            .map_or(blocks.len(), |i| i + 1);
+        let blocks = &blocks[..end];
+        let (id, rest) = heading.split_once(" — ").unwrap_or((&heading, ""));
+        let figure = rest.split_once(": ").map_or(rest, |(f, _)| f);
+        let data = listed_data(blocks).collect();
+        let para = |lead: &str| {
+            blocks.iter().find_map(|b| match b {
+                Block::Para(t) => t.strip_prefix(lead),
+                _ => None,
+            })
+        };
+        // `… `profile`: N of M cells are missing.`
+        let missing = |rest: &str| {
+            let (_, r) = rest.split_once("`: ")?;
+            let w: Vec<&str> = r.split_whitespace().take(3).collect();
+            Some(format!("{} of {} cells missing", w.first()?, w.get(2)?))
+        };
+        let mut state = Vec::new();
+        if let Some(rest) = para(KEPT) {
+            // The commit abbreviated as git does (`a71b74c`, `+dirty` kept).
+            let commit = rest.split(':').next().unwrap_or_default();
+            let (hash, dirty) = commit.split_once('+').unwrap_or((commit, ""));
+            let short: String = hash.chars().take(7).collect();
+            let dirty = if dirty.is_empty() {
+                String::new()
+            } else {
+                format!("+{dirty}")
+            };
+            state.push(format!("KEPT from `{short}{dirty}`"));
+        }
+        if let Some(rest) = para(INCOMPLETE) {
+            state.push(format!(
+                "INCOMPLETE{}",
+                missing(rest).map(|m| format!(": {m}")).unwrap_or_default()
+            ));
+        } else if para(NOT_RUN).is_some() {
+            state.push("NOT RUN".into());
+        } else if state.is_empty() {
+            state.push("complete".into());
+        }
+        Self {
+            paper: paper.to_string(),
+            id: id.to_string(),
+            figure: figure.to_string(),
+            anchor: anchor(&heading),
+            data,
+            state: state.join(", "),
+            counts,
+            numbers,
+        }
+    }
+
+    /// `real`, `SYNTHETIC`, or which data sets are which.
+    fn data_line(&self) -> String {
+        let ids = |synthetic: bool| {
+            self.data
+                .iter()
+                .filter(|d| d.1 == synthetic)
+                .map(|d| format!("`{}`", d.0))
+                .collect::<Vec<_>>()
+        };
+        let (real, synthetic) = (ids(false), ids(true));
+        match (real.is_empty(), synthetic.is_empty()) {
+            (_, true) if real.is_empty() => "—".into(),
+            (false, true) => "real".into(),
+            (true, false) => "SYNTHETIC".into(),
+            _ => format!(
+                "real: {}; SYNTHETIC: {}",
+                real.join(", "),
+                synthetic.join(", ")
+            ),
+        }
+    }
+}
+
+/// The overview: one row per experiment, paper by paper, with its data (real or a
+/// SYNTHETIC stand-in), its state and its claims' verdicts. The verdict columns count the
+/// paper's claims (on SYNTHETIC data: shape checks; a section on both says how many of each
+/// count are); our diagnostics are counted apart.
+fn overview(entries: &[Entry]) -> Vec<Block> {
+    let count = |real: usize, synthetic: usize, mixed: bool| {
+        if mixed && real > 0 && synthetic > 0 {
+            format!("{} ({synthetic} SYNTHETIC)", real + synthetic)
+        } else {
+            (real + synthetic).to_string()
+        }
+    };
+    let mut rows = Vec::new();
+    let mut paper = "";
+    for e in entries {
+        let first = e.paper != paper;
+        paper = &e.paper;
+        let c = &e.counts;
+        let mixed = c.real.total() > 0 && c.synthetic.total() > 0;
+        let mut row = vec![
+            if first {
+                let heading = e.paper.to_uppercase();
+                format!("[{heading}](#{})", anchor(&heading))
+            } else {
+                String::new()
+            },
+            format!("[{}](#{})", e.id, e.anchor),
+            e.figure.clone(),
+            e.data_line(),
+            e.state.clone(),
+            if e.numbers == 0 {
+                "—".into()
+            } else {
+                e.numbers.to_string()
+            },
+        ];
+        row.extend((0..4).map(|k| count(c.real.0[k], c.synthetic.0[k], mixed)));
+        let mut ours = Tally::default();
+        ours.merge(&c.ours_real);
+        ours.merge(&c.ours_synthetic);
+        row.push(if ours.total() == 0 {
+            "—".into()
+        } else {
+            MARKS
+                .iter()
+                .zip(ours.0)
+                .filter(|(_, n)| *n > 0)
+                .map(|((mark, _, _), n)| format!("{n} {mark}"))
+                .collect::<Vec<_>>()
+                .join(" · ")
+        });
+        rows.push(row);
+    }
+    vec![
+        Block::Heading(2, OVERVIEW.into()),
+        Block::Para(
+            "Every experiment, paper by paper: the data it ran on (real, or a SYNTHETIC \
+             stand-in: its claims are shape checks, never a confirmation of the paper), \
+             whether its cells are all computed, how many of the paper's numbers stand beside \
+             ours in its section, and the verdicts of the paper's claims it judges: ✅ holds, \
+             ❌ does not hold, 🟰 not distinguishable (within the spread over splits), ➖ not \
+             comparable (our diagnostics counted apart). Each name links to its section."
+                .into(),
+        ),
+        Block::Table {
+            head: [
+                "paper",
+                "experiment",
+                "figure",
+                "data",
+                "state",
+                "paper's numbers",
+                "✅",
+                "❌",
+                "🟰",
+                "➖",
+                "our diagnostics",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows,
+        },
+    ]
 }
 
 /// A `[[tables]]` spec: per data set, rows = metrics, columns = solvers, each cell our mean
@@ -1077,6 +1309,22 @@ fn claim_tallies(blocks: &[Block]) -> Counts {
     counts
 }
 
+/// The data sets a section lists (its `data `id`: note` items): id, and whether the note
+/// says SYNTHETIC.
+fn listed_data(blocks: &[Block]) -> impl Iterator<Item = (String, bool)> + '_ {
+    blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::List(items) => Some(items),
+            _ => None,
+        })
+        .flatten()
+        .filter_map(|i| {
+            let (id, note) = i.strip_prefix("data `")?.split_once("`: ")?;
+            Some((id.to_string(), note.contains("SYNTHETIC")))
+        })
+}
+
 /// A kept section's claims, rewritten from the current spec: each claim's words (text,
 /// quote, section), origin and real/synthetic label (from the data sets it reads, real or
 /// SYNTHETIC as the kept section's data list says) are the current spec's; its verdict and
@@ -1085,20 +1333,7 @@ fn claim_tallies(blocks: &[Block]) -> Counts {
 /// longer in the spec is dropped.
 fn refresh_claims(blocks: &mut [Block], res: &ExperimentResults<'_>) {
     let claims = &res.plan.spec.spec.claims;
-    // `data `id`: note` items of the section's data list.
-    let listed: std::collections::BTreeMap<String, bool> = blocks
-        .iter()
-        .filter_map(|b| match b {
-            Block::List(items) => Some(items),
-            _ => None,
-        })
-        .flatten()
-        .filter_map(|i| {
-            let rest = i.strip_prefix("data `")?;
-            let (id, note) = rest.split_once("`: ")?;
-            Some((id.to_string(), note.contains("SYNTHETIC")))
-        })
-        .collect();
+    let listed: std::collections::BTreeMap<String, bool> = listed_data(blocks).collect();
     let synthetic = |c: &crate::spec::Claim| {
         crate::claims::read_datasets(res, c).iter().any(|id| {
             listed.get(*id).copied().unwrap_or_else(|| {
@@ -1334,13 +1569,54 @@ fn inline(s: &str) -> String {
     for (i, part) in parts.iter().enumerate() {
         if i >= paired {
             out.push_str("&#96;");
-            out.push_str(&marks(&esc(part)));
+            out.push_str(&links(part));
         } else if i % 2 == 1 {
             out.push_str(&format!("<code>{}</code>", esc(part)));
         } else {
-            out.push_str(&marks(&esc(part)));
+            out.push_str(&links(part));
         }
     }
+    out
+}
+
+/// The target of a link the document writes (`[text](#anchor)`, `[text](page.html#anchor)`):
+/// an anchor or a page of the report, never an address the text merely mentions.
+fn link_target(href: &str) -> bool {
+    let page = href.split('#').next().unwrap_or_default();
+    !href.is_empty()
+        && !href.contains(char::is_whitespace)
+        && (page.is_empty()
+            || page.strip_suffix(".html").is_some_and(|p| {
+                !p.is_empty()
+                    && p.chars()
+                        .all(|c| c.is_alphanumeric() || c == '-' || c == '_')
+            }))
+}
+
+/// Escaped text with its verdict marks drawn and its report links (see [`link_target`]) as
+/// `<a>` elements.
+fn links(s: &str) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(open) = rest.find('[') {
+        let found = rest[open + 1..].split_once("](").and_then(|(text, after)| {
+            let (href, _) = after.split_once(')')?;
+            (!text.contains(['[', ']']) && link_target(href)).then_some((text, href))
+        });
+        let Some((text, href)) = found else {
+            out.push_str(&marks(&esc(&rest[..=open])));
+            rest = &rest[open + 1..];
+            continue;
+        };
+        out.push_str(&marks(&esc(&rest[..open])));
+        out.push_str(&format!(
+            "<a href=\"{}\">{}</a>",
+            esc(href),
+            marks(&esc(text))
+        ));
+        rest = &rest[open + 1 + text.len() + 2 + href.len() + 1..];
+    }
+    out.push_str(&marks(&esc(rest)));
     out
 }
 
@@ -1429,15 +1705,107 @@ blockquote.quote{margin:.2em 0 .4em 1.2em;padding:0 .7em;border-left:3px solid v
 color:var(--muted);font-style:italic}\
 .mark{font-weight:700}.mark.holds{color:#1a7f37}.mark.fails{color:#cf222e}.mark.na{color:var(--muted)}.mark.even{color:#9a6700}";
 
-/// HTML rendering (self-contained, no scripts).
+/// HTML rendering as one page (self-contained, no scripts).
 pub fn to_html(doc: &[Block]) -> String {
+    html_page(doc, "dyad report")
+}
+
+/// The HTML report as pages, `(file name, HTML)`: `index.html` with what precedes the first
+/// paper (the title, the summary, the [`OVERVIEW`]) and one page per paper
+/// ([`paper_page`]) with its sections, each opening with links to the others. A link to an
+/// anchor (`#…`) points into the page that holds it.
+pub fn html_pages(doc: &[Block]) -> Vec<(String, String)> {
+    // (page, its blocks); a paper's page starts at its level-2 heading.
+    let mut pages: Vec<(String, String, Vec<Block>)> =
+        vec![("index.html".into(), "dyad report".into(), Vec::new())];
+    for b in doc {
+        if let Block::Heading(2, t) = b
+            && t != OVERVIEW
+        {
+            pages.push((paper_page(t), format!("dyad report — {t}"), Vec::new()));
+        }
+        pages.last_mut().expect("the index").2.push(b.clone());
+    }
+    // The page of every heading's anchor.
+    let mut home = std::collections::BTreeMap::new();
+    for (name, _, blocks) in &pages {
+        for b in blocks {
+            if let Block::Heading(_, t) = b {
+                home.entry(anchor(t)).or_insert_with(|| name.clone());
+            }
+        }
+    }
+    let nav: Vec<String> = pages
+        .iter()
+        .map(|(name, _, blocks)| {
+            let label = match blocks.first() {
+                Some(Block::Heading(2, t)) => t.clone(),
+                _ => OVERVIEW.to_string(),
+            };
+            format!("[{label}]({name})")
+        })
+        .collect();
+    pages
+        .iter()
+        .map(|(name, title, blocks)| {
+            let mut blocks: Vec<Block> = blocks
+                .iter()
+                .map(|b| {
+                    retarget(b, &|a| match home.get(a) {
+                        Some(page) if page != name => format!("{page}#{a}"),
+                        _ => format!("#{a}"),
+                    })
+                })
+                .collect();
+            if name != "index.html" {
+                blocks.insert(0, Block::Para(nav.join(" · ")));
+            }
+            (name.clone(), html_page(&blocks, title))
+        })
+        .collect()
+}
+
+/// A block with the target of each of its `](#anchor)` links given by `to`.
+fn retarget(b: &Block, to: &dyn Fn(&str) -> String) -> Block {
+    let fix = |s: &String| {
+        let mut out = String::new();
+        let mut rest = s.as_str();
+        while let Some(at) = rest.find("](#") {
+            out.push_str(&rest[..at + 2]);
+            let after = &rest[at + 3..];
+            let end = after.find(')').unwrap_or(after.len());
+            out.push_str(&to(&after[..end]));
+            rest = &after[end..];
+        }
+        out.push_str(rest);
+        out
+    };
+    match b {
+        Block::Para(t) => Block::Para(fix(t)),
+        Block::List(items) => Block::List(items.iter().map(fix).collect()),
+        Block::Table { head, rows } => Block::Table {
+            head: head.clone(),
+            rows: rows.iter().map(|r| r.iter().map(fix).collect()).collect(),
+        },
+        other => other.clone(),
+    }
+}
+
+/// One HTML page of blocks; level-2 and level-3 headings carry their [`anchor`] as `id`.
+fn html_page(doc: &[Block], title: &str) -> String {
     let mut out = format!(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>dyad report</title>\n<style>{CSS}</style></head><body>\n"
+         <title>{}</title>\n<style>{CSS}</style></head><body>\n",
+        esc(title)
     );
     for b in doc {
         match b {
+            Block::Heading(l, t) if (2..=3).contains(l) => out.push_str(&format!(
+                "<h{l} id=\"{}\">{}</h{l}>\n",
+                anchor(t),
+                inline(t)
+            )),
             Block::Heading(l, t) => out.push_str(&format!("<h{l}>{}</h{l}>\n", inline(t))),
             Block::Para(t) => out.push_str(&format!("<p>{}</p>\n", inline(t))),
             // Figures are PNGs at `plots::PNG_SCALE` times their layout size: `srcset`
@@ -1527,6 +1895,9 @@ mod tests {
             let Block::Heading(2, paper) = b else {
                 continue;
             };
+            if paper == OVERVIEW {
+                continue;
+            }
             let ids: Vec<&str> = blocks[i + 1..]
                 .iter()
                 .take_while(|b| !matches!(b, Block::Heading(2, _)))
@@ -1564,6 +1935,248 @@ mod tests {
         );
     }
 
+    /// A section as `document` writes it: heading, data list, state line, claims.
+    fn section(
+        heading: &str,
+        data: &[(&str, bool)],
+        state: Option<&str>,
+        claims: &[&str],
+    ) -> Vec<Block> {
+        let mut out = vec![Block::Heading(3, heading.into())];
+        out.push(Block::List(
+            data.iter()
+                .map(|(id, syn)| {
+                    format!(
+                        "data `{id}`: {} (content identity 0123456789ab)",
+                        if *syn {
+                            "SYNTHETIC stand-in for x"
+                        } else {
+                            "real x from $DYAD_DATA_DIR/x"
+                        }
+                    )
+                })
+                .collect(),
+        ));
+        if let Some(s) = state {
+            out.push(Block::Para(s.into()));
+        }
+        if !claims.is_empty() {
+            out.push(Block::Para("Claims:".into()));
+            out.push(Block::List(claims.iter().map(|c| c.to_string()).collect()));
+        }
+        out
+    }
+
+    /// The overview of a small set of sections: one row per experiment with its data, state
+    /// and verdict counts, linked to the anchors its headings get; the HTML pages split by
+    /// paper with the links pointing into the right page.
+    #[test]
+    fn the_overview_counts_each_experiments_verdicts_and_links_to_its_section() {
+        let holds = |id: &str| format!("✅ holds — a [{id}]: x");
+        let fails = |id: &str| format!("❌ does not hold — b [{id}]: x");
+        let even = |id: &str| format!("🟰 not distinguishable — c [{id}]: x");
+        let na = |id: &str| format!("➖ not comparable — d [{id}]: x");
+        let syn = |c: String| format!("{SHAPE_CHECK}{c}");
+        let ours = |c: String| format!("{OURS}{c}");
+        let secs: Vec<(&str, Vec<Block>, usize)> = vec![
+            (
+                "alpha",
+                section(
+                    "alpha/fig1 — Fig. 1: precision at k",
+                    &[("real", false)],
+                    None,
+                    &[&holds("c1"), &holds("c2"), &fails("c3"), &ours(even("c4"))],
+                ),
+                3,
+            ),
+            (
+                "alpha",
+                section(
+                    "alpha/fig2 — Fig. 2: both kinds of data",
+                    &[("mnist", false), ("svhn", true), ("dtd", true)],
+                    None,
+                    &[
+                        &holds("c1"),
+                        &syn(holds("c2")),
+                        &syn(na("c3")),
+                        &syn(ours(fails("c4"))),
+                    ],
+                ),
+                0,
+            ),
+            (
+                "beta-paper",
+                section(
+                    "beta-paper/table1 — Table 1: runtimes",
+                    &[("web", true)],
+                    Some(
+                        "KEPT from the report generated at commit abc1234: this cache holds 0 of 4 cells",
+                    ),
+                    &[&syn(even("c1")), &syn(na("c2"))],
+                ),
+                2,
+            ),
+            (
+                "beta-paper",
+                section(
+                    "beta-paper/fig3 — Fig. 3",
+                    &[("real", false)],
+                    Some(
+                        "INCOMPLETE for profile `paper`: 3 of 10 cells are missing. Missing by data set: …",
+                    ),
+                    &[],
+                ),
+                0,
+            ),
+            (
+                "beta-paper",
+                section(
+                    "beta-paper/fig4 — Fig. 4: never run",
+                    &[("real", false)],
+                    Some("NOT RUN for profile `paper`: 6 of 6 cells are missing. Run it."),
+                    &[],
+                ),
+                0,
+            ),
+        ];
+        let entries: Vec<Entry> = secs
+            .iter()
+            .map(|(paper, b, numbers)| Entry::read(paper, b, claim_tallies(b), *numbers))
+            .collect();
+        let blocks = overview(&entries);
+        assert_eq!(blocks[0], Block::Heading(2, OVERVIEW.into()));
+        let Block::Table { head, rows } = &blocks[2] else {
+            panic!("{blocks:?}")
+        };
+        assert_eq!(head.len(), 11);
+        let row = |r: &[&str]| r.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            rows,
+            &vec![
+                row(&[
+                    "[ALPHA](#alpha)",
+                    "[alpha/fig1](#alphafig1--fig-1-precision-at-k)",
+                    "Fig. 1",
+                    "real",
+                    "complete",
+                    "3",
+                    "2",
+                    "1",
+                    "0",
+                    "0",
+                    "1 🟰"
+                ]),
+                row(&[
+                    "",
+                    "[alpha/fig2](#alphafig2--fig-2-both-kinds-of-data)",
+                    "Fig. 2",
+                    "real: `mnist`; SYNTHETIC: `svhn`, `dtd`",
+                    "complete",
+                    "—",
+                    "2 (1 SYNTHETIC)",
+                    "0",
+                    "0",
+                    "1",
+                    "1 ❌"
+                ]),
+                row(&[
+                    "[BETA-PAPER](#beta-paper)",
+                    "[beta-paper/table1](#beta-papertable1--table-1-runtimes)",
+                    "Table 1",
+                    "SYNTHETIC",
+                    "KEPT from `abc1234`",
+                    "2",
+                    "0",
+                    "0",
+                    "1",
+                    "1",
+                    "—"
+                ]),
+                row(&[
+                    "",
+                    "[beta-paper/fig3](#beta-paperfig3--fig-3)",
+                    "Fig. 3",
+                    "real",
+                    "INCOMPLETE: 3 of 10 cells missing",
+                    "—",
+                    "0",
+                    "0",
+                    "0",
+                    "0",
+                    "—"
+                ]),
+                row(&[
+                    "",
+                    "[beta-paper/fig4](#beta-paperfig4--fig-4-never-run)",
+                    "Fig. 4",
+                    "real",
+                    "NOT RUN",
+                    "—",
+                    "0",
+                    "0",
+                    "0",
+                    "0",
+                    "—"
+                ]),
+            ]
+        );
+        // The whole document: the overview on the index page, each paper on its own page,
+        // links pointing across pages, and Markdown that reads back.
+        let mut doc = vec![
+            Block::Heading(1, "report".into()),
+            Block::Para("Generated".into()),
+        ];
+        doc.extend(blocks);
+        let mut paper = "";
+        for (p, b, _) in &secs {
+            if *p != paper {
+                paper = *p;
+                doc.push(Block::Heading(2, p.to_uppercase()));
+            }
+            doc.extend(b.iter().cloned());
+        }
+        assert_eq!(parse_markdown(&to_markdown(&doc)), doc);
+        let pages = html_pages(&doc);
+        let names: Vec<&str> = pages.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["index.html", "alpha.html", "beta-paper.html"]);
+        let index = &pages[0].1;
+        assert!(
+            index.contains(
+                "<a href=\"alpha.html#alphafig2--fig-2-both-kinds-of-data\">alpha/fig2</a>"
+            ),
+            "{index}"
+        );
+        assert!(
+            index.contains("<a href=\"beta-paper.html#beta-paper\">BETA-PAPER</a>"),
+            "{index}"
+        );
+        assert!(!index.contains("<h3"), "{index}");
+        let beta = &pages[2].1;
+        assert!(
+            beta.contains("<h3 id=\"beta-papertable1--table-1-runtimes\">"),
+            "{beta}"
+        );
+        assert!(
+            beta.contains("<a href=\"index.html\">Overview</a>"),
+            "{beta}"
+        );
+        assert!(!beta.contains("alphafig1"), "{beta}");
+    }
+
+    #[test]
+    fn text_that_is_not_a_report_link_stays_text() {
+        assert_eq!(links("a [c1]: x (y)"), "a [c1]: x (y)");
+        assert_eq!(
+            links("[see](https://example.org)"),
+            "[see](https://example.org)"
+        );
+        assert_eq!(links("[x] and [y](#z)"), "[x] and <a href=\"#z\">y</a>");
+        assert_eq!(
+            links("[a <b>](p.html#q)"),
+            "<a href=\"p.html#q\">a &lt;b&gt;</a>"
+        );
+    }
+
     #[test]
     fn both_renderings_carry_the_same_content_and_escape() {
         let doc = vec![
@@ -1578,7 +2191,8 @@ mod tests {
         assert!(md.contains("## A <b>") && md.contains("x\\|y") && md.contains("- SYNTHETIC & co"));
         let html = to_html(&doc);
         assert!(
-            html.contains("<h2>A &lt;b&gt;</h2>") && html.contains("<li>SYNTHETIC &amp; co</li>")
+            html.contains("<h2 id=\"a-b\">A &lt;b&gt;</h2>")
+                && html.contains("<li>SYNTHETIC &amp; co</li>")
         );
     }
 }

@@ -492,7 +492,15 @@ fn compare_again(cache: &Cache, plan: &Plan, ci: usize) -> Recomputed {
     let key = &plan.cells[ci].key;
     let kept = cache.superseded_path(key);
     let comparison = match (cache.get(key), cache.superseded(key)) {
-        (Some(new), Some(old)) => Some(new.compare(&old, |m| plan.metric(m).is_timing(m))),
+        (Some(new), Some(old)) => {
+            let c = new.compare(&old, |m| plan.metric(m).is_timing(m));
+            if c.reproduces_old() {
+                // Best effort: a witness only saves recomputing elsewhere (`dyad archive
+                // restamp`); failing to write one loses nothing.
+                let _ = cache.witness_equivalent(&old.code, &new.code);
+            }
+            Some(c)
+        }
         _ => None,
     };
     let kept = match comparison {

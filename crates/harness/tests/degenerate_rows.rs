@@ -7,10 +7,10 @@
 //! (Euclidean, ITML, LEGO) ranking empty documents first; this is the test that would have
 //! caught it, for every scorer the registry holds now or later.
 
-use dyad_algorithms::Ranker;
 use dyad_core::metrics::{Retrieval, evaluate_retrieval};
 use dyad_core::{Checkpoint, Control, LabeledSet, Observer, Schedule, Scorer, seeded};
 use dyad_harness::registry::{RANKER, SOLVERS};
+use dyad_kernels::Ranker;
 use rand::Rng as _;
 
 const D: usize = 16;

@@ -4,10 +4,6 @@
 //! Every test needs the peers' environment (`just peers`); without it they print `SKIPPED`
 //! and pass, unless `DYAD_REQUIRE_PEERS=1` (CI), where its absence is a failure.
 
-use dyad_algorithms::Ranker;
-use dyad_algorithms::fixtures::{nuisance_data, sparse_classes};
-use dyad_algorithms::loreta::LoretaConfig;
-use dyad_algorithms::oasis::OasisConfig;
 use dyad_core::metrics::evaluate_retrieval;
 use dyad_core::{Checkpoint, Control, LabeledSet, Observer, Schedule, Scorer, seeded};
 use dyad_harness::Workspace;
@@ -17,6 +13,10 @@ use dyad_harness::peers::{
 };
 use dyad_harness::profile::Profile;
 use dyad_harness::run::{Progress, RunOptions, execute};
+use dyad_kernels::Ranker;
+use dyad_kernels::fixtures::{nuisance_data, sparse_classes};
+use dyad_loreta::LoretaConfig;
+use dyad_oasis::OasisConfig;
 use ndarray::Array2;
 use std::path::Path;
 
@@ -531,12 +531,12 @@ fn metric_peer_learns_a_psd_metric_beating_chance(name: &str, peer: &PeerRanker)
         at.step == 0 && at.last && at.solver_seconds > 0.0,
         "{name}: {at:?}"
     );
-    let (vals, _) = dyad_algorithms::linalg::sym_eigen(m.view()).unwrap();
+    let (vals, _) = dyad_kernels::linalg::sym_eigen(m.view()).unwrap();
     let scale = vals.iter().fold(0.0f64, |a, v| a.max(v.abs()));
     assert!(vals[0] >= -1e-9 * scale, "{name}: eigenvalues {vals}");
     assert!(max_abs_diff(m, &Array2::eye(d)) > 1e-3, "{name} learned");
     let euclid = evaluate_retrieval(
-        &dyad_algorithms::metric::Mahalanobis::identity(d),
+        &dyad_metric_baselines::metric::Mahalanobis::identity(d),
         &test,
         &test,
         true,
@@ -580,8 +580,8 @@ fn metric_learn_itml_learns_a_psd_metric_beating_chance() {
 /// unit (or zero) columns, sparse where the penalty bites, and the planted program found.
 #[test]
 fn sklearn_sparse_pca_returns_unit_sparse_loadings_that_find_a_planted_program() {
-    use dyad_algorithms::givens::{SparsePca, SparsePcaModel};
     use dyad_core::explained_variance::adjusted_explained_variance;
+    use dyad_givens::{SparsePca, SparsePcaModel};
     use dyad_harness::peers::{PeerSparsePca, SPARSEPCA_SKLEARN, SparsePcaSklearnParams};
     let Some(env) = ready("sklearn_sparse_pca") else {
         return;
@@ -590,11 +590,9 @@ fn sklearn_sparse_pca_returns_unit_sparse_loadings_that_find_a_planted_program()
     let (d, n) = (60, 40);
     let mut rng = seeded(3);
     let scores: Vec<f64> = (0..n)
-        .map(|_| dyad_algorithms::givens::sampling::normal(&mut rng))
+        .map(|_| dyad_kernels::sampling::normal(&mut rng))
         .collect();
-    let mut a = Array2::from_shape_fn((d, n), |_| {
-        0.05 * dyad_algorithms::givens::sampling::normal(&mut rng)
-    });
+    let mut a = Array2::from_shape_fn((d, n), |_| 0.05 * dyad_kernels::sampling::normal(&mut rng));
     for g in 0..6 {
         for s in 0..n {
             a[[g, s]] += 3.0 * scores[s];
@@ -648,10 +646,11 @@ fn sklearn_sparse_pca_returns_unit_sparse_loadings_that_find_a_planted_program()
 /// and the objective dyad evaluates is the sum of the planted weights.
 #[test]
 fn tensorly_power_iteration_recovers_an_orthogonal_tensor() {
-    use dyad_algorithms::fixtures::{Models, planted_orthogonal_tensor};
-    use dyad_algorithms::givens::metrics::component_recovery;
-    use dyad_algorithms::givens::{MomentTensor, TensorDecomposer};
+    use dyad_givens::fixtures::planted_orthogonal_tensor;
+    use dyad_givens::metrics::component_recovery;
+    use dyad_givens::{MomentTensor, TensorDecomposer};
     use dyad_harness::peers::{PeerTensor, TENSOR_POWER_TENSORLY, TensorPowerTensorlyParams};
+    use dyad_kernels::fixtures::Models;
     let Some(env) = ready("tensorly_power_iteration") else {
         return;
     };

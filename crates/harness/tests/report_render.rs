@@ -302,8 +302,26 @@ fn figures_and_report_read_well() {
         "figures are not deterministic"
     );
 
-    // The report's HTML.
+    // The report's HTML: the overview on `index.html`, linking to the paper's page.
+    let index = std::fs::read_to_string(&html_path).unwrap();
+    assert!(
+        index.contains("<h2 id=\"overview\">Overview</h2>")
+            && index.contains("<a href=\"demo.html#demo\">DEMO</a>")
+            && index
+                .contains("<a href=\"demo.html#demorender--fig-r-render-check\">demo/render</a>"),
+        "{index}"
+    );
+    let md = std::fs::read_to_string(&md_path).unwrap();
+    assert!(
+        md.contains("| [DEMO](#demo) | [demo/render](#demorender--fig-r-render-check) | Fig. R | SYNTHETIC | complete |"),
+        "{md}"
+    );
+    let html_path = dir.join(dyad_harness::report::paper_page("demo"));
     let html = std::fs::read_to_string(&html_path).unwrap();
+    assert!(
+        html.contains("<h3 id=\"demorender--fig-r-render-check\">"),
+        "the section's anchor"
+    );
     assert!(!html.contains('`'), "literal backticks in the HTML");
     assert!(html.contains("<code>report</code>"), "code spans");
     assert!(
@@ -324,7 +342,6 @@ fn figures_and_report_read_well() {
     );
     assert!(html.contains("<td class=\"num\">"), "numbers right-aligned");
     assert!(html.contains("max-width:100%"), "images scale to the page");
-    let md = std::fs::read_to_string(&md_path).unwrap();
     assert!(md.contains("`report`") && md.contains("---:|"), "{md}");
 
     // (b) The page as Chromium renders it.

@@ -7,7 +7,7 @@
 //! * [`OrderedSet`], kind [`ORDERED`]: dense `n × m` features, each point's group (class or
 //!   category) and the [`Order`] of the groups.
 //! * [`standin`]: the seeded stand-ins S-CLASS (§9.1) and S-ATTR (§9.2), moved here from
-//!   `dyad-algorithms` so that data-set providers can generate them.
+//!   `dyad-tensor-rank` so that data-set providers can generate them.
 //! * [`attributes`]: readers of the real releases (Parikh & Grauman's `data.mat` for OSR and
 //!   PubFig, Kovashka et al.'s for Shoes; a features + labels MAT file for the ETH-80 HOG
 //!   features of Ebert et al.).

@@ -1,5 +1,5 @@
 //! Seeded stand-ins for the tensor-ranking paper's data (spec §9), pure functions of their
-//! parameters and a seed (moved from `dyad-algorithms`' `tensor_rank::synthetic`, which keeps
+//! parameters and a seed (moved from `dyad-tensor-rank`'s `synthetic`, which keeps
 //! the §4.1 label protocol):
 //!
 //! * [`SClassSpec`] (§9.1, S-CLASS): ordered classes on a Swiss roll lifted to `R^m`; stand-in

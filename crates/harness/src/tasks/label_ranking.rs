@@ -13,8 +13,8 @@
 //! candidate trains on the rest to the last checkpoint, and the one with the best validation
 //! label mAP (the first on ties) is retrained on all training rows, as the papers'
 //! cross-validated step sizes (LORETA spec §2.9). A candidate that diverges on the hold-out is
-//! not chosen. It is the second task of the harness and the example of the README's
-//! "Adding a task".
+//! not chosen. It is the second task of the harness and one of the larger examples that
+//! `docs/extending.md` ("A new task") points to.
 
 use super::ranking::{EvalSet, SplitCell, check_split};
 use super::{CellOutput, CellProtocol, CellRun, Headline, Metric, Task, TaskInput};
@@ -23,12 +23,12 @@ use crate::plan::{DatasetInstance, SolverInstance};
 use crate::profile::PerProfile;
 use crate::registry::LABEL_RANKER;
 use crate::spec::SpecError;
-use dyad_algorithms::{LabelRanker, n_labels, row_labels};
 use dyad_core::metrics::{QueryRanking, rank_query, summarize};
 use dyad_core::{
     Checkpoint, Control, LabelScorer, LabeledSet, Observer, Schedule, derive_seed, seeded,
 };
 use dyad_datasets::provider::kinds;
+use dyad_kernels::{LabelRanker, n_labels, row_labels};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
@@ -309,7 +309,7 @@ impl CellProtocol for LabelRankingCell {
                     };
                     match l.fit(&fit, &budget, &mut seeded(solver_seed), &mut ev) {
                         Ok(()) => {}
-                        Err(dyad_algorithms::AlgoError::Numerical(_)) => {
+                        Err(dyad_kernels::AlgoError::Numerical(_)) => {
                             seconds += ev.last_seconds;
                             continue;
                         }
@@ -460,7 +460,7 @@ impl Observer<dyn LabelScorer> for Evaluate<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dyad_algorithms::baselines::centroid::Centroids;
+    use dyad_loreta::baselines::centroid::Centroids;
 
     #[test]
     fn label_rankings_are_scored_against_each_rows_labels() {

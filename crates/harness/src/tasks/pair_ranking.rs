@@ -89,14 +89,14 @@ use crate::plan::{DatasetInstance, SolverInstance};
 use crate::profile::PerProfile;
 use crate::registry::PAIR_RANKER;
 use crate::spec::SpecError;
-use dyad_algorithms::AlgoError;
-use dyad_algorithms::tensor_rank::low_rank::q_right;
-use dyad_algorithms::tensor_rank::synthetic::{attribute_pairs, class_pairs};
-use dyad_algorithms::tensor_rank::{PairInput, PairKernel, PairModel, PairRanker, Pairs, knn};
 use dyad_core::kendall::{kendall_counts, kendall_tau, tau_on_pairs};
 use dyad_core::{Checkpoint, Control, LabeledSet, Observer, Schedule, derive_seed, seeded};
 use dyad_datasets::pair_ranking::{ORDERED, Order, OrderedSet};
 use dyad_datasets::provider::{Data, kinds};
+use dyad_kernels::AlgoError;
+use dyad_tensor_rank::low_rank::q_right;
+use dyad_tensor_rank::synthetic::{attribute_pairs, class_pairs};
+use dyad_tensor_rank::{PairInput, PairKernel, PairModel, PairRanker, Pairs, knn};
 use ndarray::Array2;
 use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
@@ -274,8 +274,8 @@ impl Task for PairRankingTask {
         &[
             "harness/src/tasks/pair_ranking.rs",
             "core/src/kendall.rs",
-            "algorithms/src/tensor_rank/synthetic.rs",
-            "algorithms/src/tensor_rank/graph.rs",
+            "tensor-rank/src/synthetic.rs",
+            "tensor-rank/src/graph.rs",
             "datasets/src/pair_ranking/mod.rs",
         ]
     }

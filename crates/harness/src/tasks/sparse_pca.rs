@@ -14,7 +14,7 @@
 //!   counted inside the learners; forming `Z` at a checkpoint is monitoring work and not
 //!   counted), by **one rule for every method** — every arithmetic operation on a row in scope
 //!   is charged, whether or not an operand is zero — over two scopes
-//!   ([`dyad_algorithms::givens::flops`] module docs): all `d` rows of the data (all 12,600
+//!   ([`dyad_givens::flops`] module docs): all `d` rows of the data (all 12,600
 //!   genes of the prostate matrix), and only the rows that can pass the threshold
 //!   (`‖a_k‖ > γ`: an entry of `AU` or `AX` with orthonormal `U`, `X` is at most `‖a_k‖`, so
 //!   the other rows never enter the sparse pattern). Plots draw curves "against FLOPs" with
@@ -71,11 +71,11 @@ use crate::plan::{DatasetInstance, SolverInstance};
 use crate::profile::PerProfile;
 use crate::registry::SPARSE_PCA;
 use crate::spec::SpecError;
-use dyad_algorithms::givens::{SparsePca, SparsePcaModel};
 use dyad_core::explained_variance::adjusted_explained_variance;
 use dyad_core::{Checkpoint, Control, Observer, Schedule, derive_seed, seeded};
 use dyad_datasets::expression::ExpressionSet;
 use dyad_datasets::provider::kinds;
+use dyad_givens::{SparsePca, SparsePcaModel};
 use ndarray::{Array2, ArrayView2, Axis};
 use serde::{Deserialize, Serialize};
 use std::time::Instant;

@@ -43,15 +43,15 @@ use crate::cache::Record;
 use crate::plan::{DatasetInstance, SolverInstance};
 use crate::registry::TENSOR_DECOMPOSITION;
 use crate::spec::SpecError;
-use dyad_algorithms::baselines::spherical_gmm::{
-    GmmSample, GmmSpec, MomentConfig, assign, estimate_moments, optimal_assignment, reconstruct,
-    sample_gmm,
-};
-use dyad_algorithms::givens::metrics::{component_recovery, tensor_reconstruction_error};
-use dyad_algorithms::givens::{Decomposition, Tensor3, TensorDecomposer};
 use dyad_core::nmi::nmi;
 use dyad_core::{Checkpoint, Control, Observer, Schedule, derive_seed, seeded};
 use dyad_datasets::provider::kinds;
+use dyad_givens::baselines::spherical_gmm::{
+    GmmSample, GmmSpec, MomentConfig, assign, estimate_moments, optimal_assignment, reconstruct,
+    sample_gmm,
+};
+use dyad_givens::metrics::{component_recovery, tensor_reconstruction_error};
+use dyad_givens::{Decomposition, Tensor3, TensorDecomposer};
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
@@ -188,8 +188,8 @@ impl Task for TensorDecompositionTask {
     fn sources(&self) -> &'static [&'static str] {
         &[
             "harness/src/tasks/tensor_decomposition.rs",
-            "algorithms/src/baselines/spherical_gmm.rs",
-            "algorithms/src/givens/metrics.rs",
+            "givens/src/baselines/spherical_gmm.rs",
+            "givens/src/metrics.rs",
             "core/src/nmi.rs",
             "core/src/gmm.rs",
         ]
@@ -557,7 +557,7 @@ mod tests {
 
     #[test]
     fn the_planted_mixture_is_recovered_and_its_centres_matched() {
-        use dyad_algorithms::baselines::tensor_power::TensorPowerConfig;
+        use dyad_givens::baselines::tensor_power::TensorPowerConfig;
         let spec = GmmSpec {
             components: 4,
             variance: 0.5,

@@ -29,12 +29,12 @@
 use super::raster::{Canvas, GRID_RED, INK, WHITE, heat};
 use super::{Features, VisualConfig};
 use crate::cache::{Artifact, Coord, Record};
-use dyad_algorithms::funcish::classify::NestedCvResult;
-use dyad_algorithms::funcish::similarity::{cosine, flat_explain};
 use dyad_core::seeded;
 use dyad_datasets::ish::IshSet;
 use dyad_datasets::ish::standin::IshTruth;
 use dyad_datasets::pipelines::dsift::{as_cells, multiscale_dsift};
+use dyad_funcish::classify::NestedCvResult;
+use dyad_funcish::similarity::{cosine, flat_explain};
 use rand::Rng as _;
 
 /// Descriptor footprint at the finest scale in µm (§2.11: 36, 72, 144, 288 µm).

@@ -56,12 +56,6 @@ use crate::cache::Record;
 use crate::plan::{DatasetInstance, SolverInstance};
 use crate::registry::{GENE_SIMILARITY, ISH_CLASSIFIER};
 use crate::spec::SpecError;
-use dyad_algorithms::funcish::classify::{
-    CategoryClassifier, CategoryData, NestedCvConfig, NestedCvResult, nested_cv,
-};
-use dyad_algorithms::funcish::similarity::{
-    GeneSimilarity, SimilarityInput, gene_row, precision_curve, top_k,
-};
 use dyad_core::{Checkpoint, Control, Observer, Schedule, derive_seed, seeded};
 use dyad_datasets::ish::{IshSet, coarse_grid};
 use dyad_datasets::pipelines::bow::{
@@ -69,6 +63,10 @@ use dyad_datasets::pipelines::bow::{
 };
 use dyad_datasets::pipelines::dsift::{DsiftConfig, multiscale_dsift};
 use dyad_datasets::provider::{Data, kinds};
+use dyad_funcish::classify::{
+    CategoryClassifier, CategoryData, NestedCvConfig, NestedCvResult, nested_cv,
+};
+use dyad_funcish::similarity::{GeneSimilarity, SimilarityInput, gene_row, precision_curve, top_k};
 use ndarray::Array2;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -247,9 +245,9 @@ impl<'de> Deserialize<'de> for FuncIshLr {
     }
 }
 
-impl dyad_algorithms::Checked for FuncIshLr {
-    fn check(&self) -> Result<(), dyad_algorithms::ParamError> {
-        use dyad_algorithms::ParamError;
+impl dyad_kernels::Checked for FuncIshLr {
+    fn check(&self) -> Result<(), dyad_kernels::ParamError> {
+        use dyad_kernels::ParamError;
         if let Some(k) = self.words
             && k < 2
         {
@@ -273,7 +271,7 @@ impl CategoryClassifier for FuncIshLr {
         schedule: &Schedule,
         rng: &mut dyad_core::Rng,
         obs: &mut dyn Observer<NestedCvResult>,
-    ) -> Result<(), dyad_algorithms::AlgoError> {
+    ) -> Result<(), dyad_kernels::AlgoError> {
         self.cv.fit(input, schedule, rng, obs)
     }
 
@@ -1105,7 +1103,7 @@ impl Task for GeneRetrievalTask {
     fn sources(&self) -> &'static [&'static str] {
         &[
             "harness/src/tasks/funcish/",
-            "algorithms/src/funcish/",
+            "funcish/src/",
             "datasets/src/pipelines/dsift.rs",
             "datasets/src/pipelines/bow.rs",
         ]

@@ -220,7 +220,7 @@ pub const RANKER_PER_QUERY: &str = "per query: ranker";
 /// (handed over by the ranking run itself: no retraining).
 pub fn run(
     web: &WebData,
-    candidates: &[&dyn dyad_algorithms::Ranker],
+    candidates: &[&dyn dyad_kernels::Ranker],
     cell: &RankingCell,
     human: &HumanCell,
     seed: u64,

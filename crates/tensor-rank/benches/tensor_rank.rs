@@ -1,0 +1,193 @@
+//! DR's epoch (see [`dr_epoch`]) and one low-rank KR gradient (Eqs. 23–24, `O(np² + knp)`: `LB`, `BᵀB`, `BᵀLB` and the two
+//! `n × p` products) at n ∈ {5,000, 20,000, 60,000}, p = 50, k = 8, on one core. The paper
+//! quotes ~0.004 s at n = 60,000 (Matlab, 3.6 GHz).
+//!
+//! Data: an S-CLASS-like Swiss roll ([`swiss_roll`]: 10 classes along the roll, embedded in
+//! m = 10 dimensions so the exact kNN search of the setup stays short; only the graph's
+//! sparsity matters to the gradient; the S-CLASS generator itself is a data-set provider in
+//! `dyad-datasets`, which this crate does not depend on), the
+//! symmetrised 8-NN graph with adaptive σ, labels by the §4.1 protocol with l = 10 (450
+//! inequality, 100 equality pairs), B uniform in [-1, 1]. Two orders of the points: the data
+//! order (classes interleaved, so graph neighbours are far apart in memory, as in MNIST's own
+//! order) and the reverse Cuthill–McKee order low-rank KR uses internally (`reorder = true`).
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use dyad_core::seeded;
+use dyad_tensor_rank::graph::{Connect, GraphSpec, Laplacian, Sigma, knn};
+use dyad_tensor_rank::synthetic::class_pairs;
+use dyad_tensor_rank::{LowRankProblem, Pairs};
+use ndarray::Array2;
+use rand::Rng as _;
+use std::hint::black_box;
+
+/// `n` points of 10 classes (`i mod 10`) on a Swiss roll in `R^10`: class `c` at roll
+/// coordinate `t ~ N((c + ½)/10, 0.025²)`, height `21 s` with `s ~ U[0, 1]`, then
+/// `(θ cos θ, 21 s, θ sin θ, 0, …)` with `θ = 1.5π(1 + 2t)` plus Gaussian noise of 0.05 per
+/// coordinate (S-CLASS's geometry without its random rotation). Class `c` ranks `9 − c`.
+pub struct Roll {
+    pub x: Array2<f64>,
+    pub class: Vec<u32>,
+    pub rank: Vec<f64>,
+}
+
+pub fn swiss_roll(n: usize, seed: u64) -> Roll {
+    // Box–Muller.
+    fn normal(rng: &mut dyad_core::Rng) -> f64 {
+        let u: f64 = rng.random_range(f64::EPSILON..1.0);
+        let v: f64 = rng.random();
+        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
+    let mut rng = seeded(seed);
+    let class: Vec<u32> = (0..n).map(|i| (i % 10) as u32).collect();
+    let mut x = Array2::zeros((n, 10));
+    for (i, &c) in class.iter().enumerate() {
+        let t = ((c as f64 + 0.5) / 10.0 + 0.025 * normal(&mut rng)).clamp(0.0, 1.0);
+        let s: f64 = rng.random();
+        let theta = 1.5 * std::f64::consts::PI * (1.0 + 2.0 * t);
+        let p3 = [theta * theta.cos(), 21.0 * s, theta * theta.sin()];
+        for a in 0..10 {
+            x[[i, a]] = p3.get(a).copied().unwrap_or(0.0) + 0.05 * normal(&mut rng);
+        }
+    }
+    let rank = class.iter().map(|&c| 9.0 - c as f64).collect();
+    Roll { x, class, rank }
+}
+
+fn problems(n: usize, p: usize, k: usize) -> [(&'static str, LowRankProblem, Array2<f64>); 2] {
+    let data = swiss_roll(n, 1);
+    let graph = GraphSpec {
+        k,
+        connect: Connect::Or,
+        sigma: Sigma::Adaptive,
+        threads: 2,
+    };
+    let l = Laplacian::from_knn(&knn(data.x.view(), k, 2).expect("kNN"), &graph).expect("L");
+    let mut rng = seeded(2);
+    let pairs =
+        class_pairs(&data.class, &data.rank, 10, &Default::default(), &mut rng).expect("pairs");
+    let b = Array2::from_shape_fn((n, p), |_| rng.random_range(-1.0..1.0));
+    let order = l.locality_order();
+    let mut inv = vec![0; n];
+    for (new, &old) in order.iter().enumerate() {
+        inv[old] = new;
+    }
+    let map = |v: &[(usize, usize)]| v.iter().map(|&(i, j)| (inv[i], inv[j])).collect();
+    let pairs_r = Pairs::new(map(&pairs.above), map(&pairs.equal));
+    let b_r = b.select(ndarray::Axis(0), &order);
+    let lr = l.permuted(&order);
+    [
+        ("data_order", LowRankProblem::new(l, 0.01, &pairs, p), b),
+        ("rcm_order", LowRankProblem::new(lr, 0.01, &pairs_r, p), b_r),
+    ]
+}
+
+fn gradient(c: &mut Criterion) {
+    let mut g = c.benchmark_group("low_rank_kr_gradient");
+    g.sample_size(10);
+    for n in [5_000usize, 20_000, 60_000] {
+        for (name, prob, b) in problems(n, 50, 8) {
+            let mut ws = prob.workspace();
+            let mut grad = Array2::zeros(b.dim());
+            g.bench_with_input(BenchmarkId::new(name, n), &n, |bench, _| {
+                bench.iter(|| {
+                    black_box(prob.objective_and_gradient(b.view(), &mut ws, grad.view_mut()))
+                })
+            });
+        }
+    }
+    g.finish();
+}
+
+/// Full KR's regulariser operator `λ (LV − (LV)ᵀ)/2` at n = 1,500 (the `kr-full` spec's
+/// size; one per CG iteration): the blocked, vectorised pass against the plain product and
+/// transpose it replaced (the same bits, tested in `kernel_full`).
+fn full_kr_regulariser(c: &mut Criterion) {
+    use dyad_tensor_rank::kernel_full::antisymmetric_regulariser;
+    let mut g = c.benchmark_group("full_kr_regulariser");
+    g.sample_size(20);
+    let n = 1_500;
+    let data = swiss_roll(n, 3);
+    let graph = GraphSpec {
+        k: 16,
+        connect: Connect::Or,
+        sigma: Sigma::Adaptive,
+        threads: 2,
+    };
+    let l = Laplacian::from_knn(&knn(data.x.view(), 16, 2).expect("kNN"), &graph).expect("L");
+    let mut rng = seeded(4);
+    let a = Array2::from_shape_fn((n, n), |_| rng.random_range(-1.0..1.0));
+    let v = &a - &a.t();
+    let vs = v.as_slice().unwrap();
+    let mut lv = Array2::zeros((n, n));
+    let mut out = vec![0.0; n * n];
+    g.bench_function("blocked", |b| {
+        b.iter(|| {
+            antisymmetric_regulariser(&l, 0.5, vs, lv.as_slice_mut().unwrap(), &mut out);
+            black_box(out[1])
+        })
+    });
+    g.bench_function("plain", |b| {
+        b.iter(|| {
+            l.apply_rows(v.view(), lv.view_mut());
+            let lvs = lv.as_slice().unwrap();
+            for i in 0..n {
+                for j in 0..n {
+                    out[i * n + j] = 0.5 * (lvs[i * n + j] - lvs[j * n + i]);
+                }
+            }
+            black_box(out[1])
+        })
+    });
+    g.finish();
+}
+
+/// One DR epoch (spec §3.10: 6 hidden ReLU layers, one restart) at the size of the DTD
+/// panel's l = 10 labels: 47 classes, m = 100 features, 11,280 training pairs (10,810
+/// inequality, 470 equality), minibatches of 64 pairs, at the width grid's 32 and 128. The
+/// paper profile trains 5 restarts for 50 epochs per width and l, so this is DR's unit of
+/// cost (the spec's compute choice quotes 0.6 s at width 128). candle's products run
+/// sequentially, as the `dyad` binary makes them (`RAYON_NUM_THREADS=1` for candle).
+fn dr_epoch(c: &mut Criterion) {
+    use dyad_core::Schedule;
+    use dyad_core::observe::NullObserver;
+    use dyad_tensor_rank::{DeepRankConfig, PairInput, PairRanker};
+    // SAFETY: no other thread exists yet when the benchmark group starts.
+    unsafe { std::env::set_var("RAYON_NUM_THREADS", "1") };
+    let (classes, per, m) = (47usize, 120usize, 100usize);
+    let n = classes * per;
+    let mut rng = seeded(5);
+    let class: Vec<u32> = (0..n).map(|i| (i % classes) as u32).collect();
+    let centre = Array2::from_shape_fn((classes, m), |_| rng.random_range(-1.0..1.0));
+    let x = Array2::from_shape_fn((n, m), |(i, a)| {
+        centre[[i % classes, a]] + 0.3 * rng.random_range(-1.0..1.0)
+    });
+    let rank: Vec<f64> = class.iter().map(|&c| c as f64).collect();
+    let pairs = class_pairs(&class, &rank, 10, &Default::default(), &mut rng).expect("pairs");
+    assert_eq!(pairs.above.len() + pairs.equal.len(), 11_280);
+    let input = PairInput::new(x, pairs);
+    let mut g = c.benchmark_group("dr_epoch");
+    g.sample_size(10);
+    for width in [32usize, 128] {
+        let cfg = DeepRankConfig {
+            width,
+            epochs: 1,
+            restarts: 1,
+            ..Default::default()
+        };
+        g.bench_with_input(BenchmarkId::new("width", width), &width, |b, _| {
+            b.iter(|| {
+                cfg.fit(
+                    &input,
+                    &Schedule::new(vec![1]),
+                    &mut seeded(6),
+                    &mut NullObserver,
+                )
+                .expect("fit")
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, gradient, full_kr_regulariser, dr_epoch);
+criterion_main!(benches);
