@@ -24,7 +24,7 @@
 //! when `y w^T x < 1`), start from `w = 0`, `Σ = I` (standard AROW; spec §2.1) and keep the
 //! hinge and confidence of every round in an [`ArowStep`].
 
-use super::{Update, validate_r};
+use super::{Update, check_r};
 use dyad_kernels::AlgoError;
 use ndarray::{Array1, Array2, ArrayView1};
 
@@ -76,9 +76,9 @@ impl Arow {
 
     /// From a mean and a symmetric positive-definite covariance (not checked beyond shape).
     pub fn from_parts(w: Array1<f64>, sigma: Array2<f64>, r: f64) -> Result<Self, AlgoError> {
-        validate_r(r)?;
+        check_r(r)?;
         if sigma.dim() != (w.len(), w.len()) {
-            return Err(AlgoError::Param(format!(
+            return Err(AlgoError::data(format!(
                 "AROW: covariance {:?} does not match mean length {}",
                 sigma.dim(),
                 w.len()
@@ -145,9 +145,9 @@ impl DiagonalArow {
 
     /// From a mean and positive variances (not checked beyond length).
     pub fn from_parts(w: Vec<f64>, sigma: Vec<f64>, r: f64) -> Result<Self, AlgoError> {
-        validate_r(r)?;
+        check_r(r)?;
         if sigma.len() != w.len() {
-            return Err(AlgoError::Param(format!(
+            return Err(AlgoError::data(format!(
                 "diagonal AROW: {} variances for {} weights",
                 sigma.len(),
                 w.len()

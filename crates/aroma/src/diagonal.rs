@@ -19,10 +19,10 @@
 //! one cache line per entry instead of two. Memory: `2 m n` values.
 
 use super::arow::ArowStep;
-use super::{RoundCounts, SparseRef, Update, check_features, default_r, score_rows, validate_r};
+use super::{RoundCounts, SparseRef, Update, check_features, check_r, default_r, score_rows};
 use dyad_core::sampling::TripletSampler;
 use dyad_core::{Flow, LabeledSet, Observer, Rng, Schedule, Scorer, SparseVec, drive, steps};
-use dyad_kernels::{AlgoError, Ranker};
+use dyad_kernels::{AlgoError, Checked, ParamError, Ranker};
 use ndarray::{Array2, ArrayView2};
 use serde::{Deserialize, Serialize};
 use sprs::{CsMat, CsVecView};
@@ -50,10 +50,9 @@ impl Default for DiagonalAromaConfig {
     }
 }
 
-impl DiagonalAromaConfig {
-    /// Check every parameter (cheap, no data needed).
-    pub fn validate(&self) -> Result<(), AlgoError> {
-        validate_r(self.r)
+impl Checked for DiagonalAromaConfig {
+    fn check(&self) -> Result<(), ParamError> {
+        check_r(self.r)
     }
 }
 
@@ -80,10 +79,10 @@ pub struct DiagonalAroma {
 impl DiagonalAroma {
     /// `W = 0`, `Σ = 1` (all ones: identity covariance on `vec W`).
     pub fn new(m: usize, n: usize, r: f64, rule: Update) -> Result<Self, AlgoError> {
-        validate_r(r)?;
+        check_r(r)?;
         let len = m
             .checked_mul(n)
-            .ok_or_else(|| AlgoError::Param(format!("d-AROMA: {m} x {n} overflows")))?;
+            .ok_or_else(|| AlgoError::data(format!("d-AROMA: {m} x {n} overflows")))?;
         // One checked allocation of interleaved (w, sigma) pairs.
         let mut cells = Vec::new();
         cells
@@ -107,9 +106,9 @@ impl DiagonalAroma {
         r: f64,
         rule: Update,
     ) -> Result<Self, AlgoError> {
-        validate_r(r)?;
+        check_r(r)?;
         if w.dim() != sigma.dim() {
-            return Err(AlgoError::Param(format!(
+            return Err(AlgoError::data(format!(
                 "d-AROMA: mean {:?} and variances {:?} differ in shape",
                 w.dim(),
                 sigma.dim()
@@ -249,7 +248,7 @@ impl Ranker for DiagonalAromaConfig {
         rng: &mut Rng,
         obs: &mut dyn Observer,
     ) -> Result<(), AlgoError> {
-        self.validate()?;
+        self.check()?;
         check_features(train)?;
         let sampler = TripletSampler::new(train)?;
         let row = |i: usize| train.x.outer_view(i).expect("sampled row in range");
@@ -608,17 +607,14 @@ mod tests {
                 r,
                 ..Default::default()
             };
-            assert!(
-                matches!(cfg.validate(), Err(AlgoError::Param(_))),
-                "r = {r}"
-            );
+            assert_eq!(cfg.check().unwrap_err().param, "r", "r = {r}");
             let err = cfg.fit(
                 &nuisance_data(10, 0, 1),
                 &Schedule::last_only(1),
                 &mut seeded(1),
                 &mut NullObserver,
             );
-            assert!(matches!(err, Err(AlgoError::Param(_))));
+            assert!(matches!(err, Err(AlgoError::InvalidParam(ref e)) if e.param == "r"));
         }
         let bad = LabeledSet::from_dense_rows(
             &[vec![1.0, f64::NAN], vec![1.0, 0.0], vec![0.0, 1.0]],

@@ -55,7 +55,7 @@
 //! The tests run 10^6 rounds without it happening.
 
 use super::arow::ArowStep;
-use super::{RoundCounts, SparseRef, Update, check_features, default_r, validate_r};
+use super::{RoundCounts, SparseRef, Update, check_features, check_r, default_r};
 use dyad_core::sampling::TripletSampler;
 use dyad_core::sparse::dot_dense;
 use dyad_core::{Flow, LabeledSet, Observer, Rng, Schedule, Scorer, SparseVec, drive, steps};
@@ -64,7 +64,7 @@ use dyad_kernels::queued::{
     QUEUE, add_terms, flush_symmetric, queue_dots, rank_update, rows_times,
 };
 use dyad_kernels::simd::{Isa, multiversion};
-use dyad_kernels::{AlgoError, Ranker};
+use dyad_kernels::{AlgoError, Checked, ParamError, Ranker};
 use ndarray::{Array2, ArrayView2};
 use serde::{Deserialize, Serialize};
 use sprs::{CsMat, CsVecView};
@@ -91,10 +91,9 @@ impl Default for FactoredAromaConfig {
     }
 }
 
-impl FactoredAromaConfig {
-    /// Check every parameter (cheap, no data needed).
-    pub fn validate(&self) -> Result<(), AlgoError> {
-        validate_r(self.r)
+impl Checked for FactoredAromaConfig {
+    fn check(&self) -> Result<(), ParamError> {
+        check_r(self.r)
     }
 }
 
@@ -166,11 +165,11 @@ multiversion!(flush_all, flush_body, (s: Sweep<'_>, t: Terms<'_>, coefs: &mut [f
 impl FactoredAroma {
     /// `W = 0`, `Λ = I`, `Ω = I`.
     pub fn new(m: usize, n: usize, r: f64, rule: Update) -> Result<Self, AlgoError> {
-        validate_r(r)?;
+        check_r(r)?;
         let eye = |k: usize, what: &str| -> Result<Vec<f64>, AlgoError> {
             let len = k
                 .checked_mul(k)
-                .ok_or_else(|| AlgoError::Param(format!("f-AROMA: {k} x {k} overflows")))?;
+                .ok_or_else(|| AlgoError::data(format!("f-AROMA: {k} x {k} overflows")))?;
             let mut a = try_zeroed(len, what).map_err(numerical)?;
             for i in 0..k {
                 a[i * k + i] = 1.0;
@@ -179,7 +178,7 @@ impl FactoredAroma {
         };
         let len = m
             .checked_mul(n)
-            .ok_or_else(|| AlgoError::Param(format!("f-AROMA: {m} x {n} overflows")))?;
+            .ok_or_else(|| AlgoError::data(format!("f-AROMA: {m} x {n} overflows")))?;
         let w = try_zeroed(len, "f-AROMA mean").map_err(numerical)?;
         let (lambda, omega) = (eye(m, "f-AROMA Λ")?, eye(n, "f-AROMA Ω")?);
         Ok(Self::assemble(m, n, w, lambda, omega, r, rule))
@@ -193,10 +192,10 @@ impl FactoredAroma {
         r: f64,
         rule: Update,
     ) -> Result<Self, AlgoError> {
-        validate_r(r)?;
+        check_r(r)?;
         let (m, n) = w.dim();
         if lambda.dim() != (m, m) || omega.dim() != (n, n) {
-            return Err(AlgoError::Param(format!(
+            return Err(AlgoError::data(format!(
                 "f-AROMA: mean {:?} needs Λ {m} x {m} and Ω {n} x {n}, got {:?} and {:?}",
                 w.dim(),
                 lambda.dim(),
@@ -472,7 +471,7 @@ impl Ranker for FactoredAromaConfig {
         rng: &mut Rng,
         obs: &mut dyn Observer,
     ) -> Result<(), AlgoError> {
-        self.validate()?;
+        self.check()?;
         check_features(train)?;
         let sampler = TripletSampler::new(train)?;
         let row = |i: usize| train.x.outer_view(i).expect("sampled row in range");
@@ -1036,10 +1035,7 @@ mod tests {
                 r,
                 ..Default::default()
             };
-            assert!(
-                matches!(cfg.validate(), Err(AlgoError::Param(_))),
-                "r = {r}"
-            );
+            assert_eq!(cfg.check().unwrap_err().param, "r", "r = {r}");
         }
         assert!(
             FactoredAroma::from_parts(

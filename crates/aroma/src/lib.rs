@@ -61,7 +61,7 @@
 //! 10. **Degenerate rounds**: `p+ = p-` or an empty row gives `p = 0` (or `q = 0`): the rule
 //!     fires (score 0 < 1, and it counts as a mistake) but every update is zero.
 //! 11. **`r` default** 0.01 (§10.5): the value of Fig. 3 (Caltech) and Fig. 4 middle; Fig. 4
-//!     left uses `r = 1`: set it per experiment. `r > 0` and finite (`validate`).
+//!     left uses `r = 1`: set it per experiment. `r > 0` and finite ([`dyad_kernels::Checked`]).
 //! 12. **Triplets** (§5): the OASIS sampler (query uniform, positive uniform in its class
 //!     without the query, negative uniform outside), one triplet per schedule step.
 //! 13. **Inputs**: non-finite feature values are rejected (`AlgoError::Data`) rather than
@@ -94,7 +94,7 @@ pub use factored::{FactoredAroma, FactoredAromaConfig};
 
 use dyad_core::model::score_via_dense_left;
 use dyad_core::{CoreError, LabeledSet};
-use dyad_kernels::AlgoError;
+use dyad_kernels::{AlgoError, ParamError};
 use serde::{Deserialize, Serialize};
 use sprs::{CsMat, CsVecView};
 
@@ -104,13 +104,6 @@ pub static SOLVERS: dyad_kernels::Solvers = dyad_kernels::Solvers {
     package: env!("CARGO_PKG_NAME"),
     entries: &[diagonal::SOLVER, factored::SOLVER, baselines::hier::SOLVER],
 };
-
-// The configurations checked by their own `validate()`.
-dyad_kernels::checked_by_validate!(
-    DiagonalAromaConfig,
-    FactoredAromaConfig,
-    baselines::hier::HierConfig,
-);
 
 /// A sparse vector as (strictly increasing indices, values).
 pub type SparseRef<'a> = (&'a [usize], &'a [f64]);
@@ -140,13 +133,9 @@ pub(crate) fn default_r() -> f64 {
     0.01
 }
 
-pub(crate) fn validate_r(r: f64) -> Result<(), AlgoError> {
-    if !(r > 0.0 && r.is_finite()) {
-        return Err(AlgoError::Param(format!(
-            "AROMA/AROW: r must be positive and finite, got {r}"
-        )));
-    }
-    Ok(())
+/// The regularisation `r` of AROMA and AROW: positive and finite.
+pub(crate) fn check_r(r: f64) -> Result<(), ParamError> {
+    dyad_kernels::params::positive("r", r)
 }
 
 /// Counters of the online rounds (the quantities of the mistake bounds).

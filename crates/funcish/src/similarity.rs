@@ -486,7 +486,7 @@ mod tests {
 // The similarity family (Fig. 4's four curves)
 // ---------------------------------------------------------------------------------------
 
-use dyad_kernels::AlgoError;
+use dyad_kernels::{AlgoError, Checked, ParamError};
 use ndarray::{Array2, ArrayView2};
 
 /// What a gene similarity may read, per image: the functional representation (out-of-fold
@@ -574,15 +574,9 @@ impl Default for GoSimConfig {
     }
 }
 
-impl GoSimConfig {
-    pub fn validate(&self) -> Result<(), AlgoError> {
-        if !(self.threshold.is_finite() && self.threshold > 0.0 && self.threshold < 1.0) {
-            return Err(AlgoError::Param(format!(
-                "threshold must be in (0, 1); got {}",
-                self.threshold
-            )));
-        }
-        Ok(())
+impl Checked for GoSimConfig {
+    fn check(&self) -> Result<(), ParamError> {
+        dyad_kernels::params::open_interval("threshold", self.threshold, 0.0, 1.0)
     }
 }
 
@@ -605,11 +599,12 @@ impl GeneSimilarity for GoSimConfig {
         &self,
         input: &SimilarityInput<'a>,
     ) -> Result<Box<dyn SimilarityRows + 'a>, AlgoError> {
-        self.validate()?;
+        self.check()?;
         let cats = self.categories.pick(input.neural);
         if cats.is_empty() {
-            return Err(AlgoError::Param(
-                "GO-sim has no category to work on (no nervous-system category?)".into(),
+            return Err(AlgoError::param(
+                "categories",
+                "leave GO-sim no category to work on (no nervous-system category?)",
             ));
         }
         let terms: Vec<u32> = cats.iter().map(|&c| input.category_terms[c]).collect();
@@ -686,20 +681,14 @@ pub struct FlatSimConfig {
 /// Parameter-free similarities have nothing to check.
 macro_rules! always_valid {
     ($($t:ty),*) => {
-        $(impl $t {
-            pub fn validate(&self) -> Result<(), AlgoError> {
+        $(impl Checked for $t {
+            fn check(&self) -> Result<(), ParamError> {
                 Ok(())
             }
         })*
     };
 }
 always_valid!(FlatSimConfig, BowCosineConfig, CoarseCorrelationConfig);
-dyad_kernels::checked_by_validate!(
-    GoSimConfig,
-    FlatSimConfig,
-    BowCosineConfig,
-    CoarseCorrelationConfig
-);
 
 impl GeneSimilarity for FlatSimConfig {
     fn prepare<'a>(
@@ -743,8 +732,8 @@ impl GeneSimilarity for CoarseCorrelationConfig {
     ) -> Result<Box<dyn SimilarityRows + 'a>, AlgoError> {
         let cols = brain_cells(input.coarse);
         if cols.is_empty() {
-            return Err(AlgoError::Param(
-                "no grid cell shows expression in half of the images".into(),
+            return Err(AlgoError::data(
+                "no grid cell shows expression in half of the images",
             ));
         }
         Ok(Box::new(UnitRows::new(input.coarse, Some(&cols), true)))
@@ -791,6 +780,21 @@ pub fn gene_row(
 mod family_tests {
     use super::*;
     use ndarray::array;
+
+    #[test]
+    fn go_sim_threshold_is_checked() {
+        for bad in [0.0, 1.0, f64::NAN] {
+            let e = GoSimConfig {
+                threshold: bad,
+                ..Default::default()
+            }
+            .check()
+            .unwrap_err();
+            assert_eq!(e.param, "threshold", "{bad}");
+        }
+        assert!(GoSimConfig::default().check().is_ok());
+        assert!(BowCosineConfig::default().check().is_ok());
+    }
 
     #[test]
     fn rows_match_the_pairwise_definitions() {

@@ -34,7 +34,7 @@ use super::angle::{brent_max, grid_max};
 use super::flops;
 use super::rotation::{ColMatrix, Givens, PairSelector, Selection};
 use dyad_core::{Control, Driven, Flow, Observer, Rng, Schedule, Stepper, drive};
-use dyad_kernels::AlgoError;
+use dyad_kernels::{AlgoError, Checked, ParamError, params};
 use ndarray::{Array2, ArrayView2};
 use std::f64::consts::PI;
 
@@ -68,20 +68,11 @@ pub struct Descent {
     pub max_flops: Option<u64>,
 }
 
-impl Descent {
-    pub fn validate(&self, who: &str) -> Result<(), AlgoError> {
-        if !(self.tolerance.is_finite() && self.tolerance >= 0.0) {
-            return Err(AlgoError::Param(format!(
-                "{who}: tolerance must be finite and non-negative, got {}",
-                self.tolerance
-            )));
-        }
-        if self.max_flops == Some(0) {
-            return Err(AlgoError::Param(format!(
-                "{who}: max_flops must be positive when given"
-            )));
-        }
-        Ok(())
+/// `tolerance` and `max_flops`, named as the configurations holding them name them.
+impl Checked for Descent {
+    fn check(&self) -> Result<(), ParamError> {
+        params::non_negative("tolerance", self.tolerance)?;
+        params::if_given(self.max_flops, |f| params::at_least_one("max_flops", f))
     }
 }
 
@@ -203,11 +194,18 @@ impl<F: FnMut(ArrayView2<'_, f64>) -> f64> FnObjective<F> {
     /// Start from `u0` (orthogonal, `d × d`), with an angle grid of `grid ≥ 3` points refined by
     /// Brent to `xtol` radians.
     pub fn new(mut f: F, u0: ArrayView2<'_, f64>, grid: u32, xtol: f64) -> Result<Self, AlgoError> {
-        if u0.nrows() != u0.ncols() || grid < 3 || xtol.is_nan() || xtol <= 0.0 {
-            return Err(AlgoError::Param(format!(
-                "FnObjective: need a square U0, grid >= 3 and xtol > 0 (got {:?}, {grid}, {xtol})",
+        if u0.nrows() != u0.ncols() {
+            return Err(AlgoError::data(format!(
+                "FnObjective: need a square U0, got {:?}",
                 u0.dim()
             )));
+        }
+        params::count_at_least("grid", grid.into(), 3)?;
+        if xtol.is_nan() || xtol <= 0.0 {
+            return Err(AlgoError::param(
+                "xtol",
+                format!("must be positive, got {xtol}"),
+            ));
         }
         let u = ColMatrix::from_array(u0);
         let value = f(u.view());
@@ -372,7 +370,13 @@ mod tests {
             tolerance: -1.0,
             max_flops: None,
         };
-        assert!(matches!(bad.validate("x"), Err(AlgoError::Param(_))));
+        assert_eq!(bad.check().unwrap_err().param, "tolerance");
+        let no_flops = Descent {
+            max_flops: Some(0),
+            tolerance: 0.0,
+            ..bad
+        };
+        assert_eq!(no_flops.check().unwrap_err().param, "max_flops");
         let rule = Descent {
             selection: Selection::Uniform,
             tolerance: 0.0,

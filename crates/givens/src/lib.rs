@@ -119,15 +119,6 @@ where
     )
 }
 
-// The configurations checked by their own `validate()`.
-dyad_kernels::checked_by_validate!(
-    baselines::gpower::GPowerConfig,
-    baselines::tensor_power::TensorPowerConfig,
-    GivensSpcaConfig,
-    StreamingGivensSpcaConfig,
-    GivensTensorConfig,
-);
-
 /// A sparse-PCA model at one checkpoint.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SparsePcaModel {

@@ -62,8 +62,8 @@ use super::coordinate::{CoordinateProblem, Descent, run};
 use super::rotation::{ColMatrix, Givens, Selection};
 use super::{SparsePca, SparsePcaModel, flops};
 use dyad_core::{Control, Observer, Rng, Schedule};
-use dyad_kernels::AlgoError;
 use dyad_kernels::linalg::{dot, thin_svd};
+use dyad_kernels::{AlgoError, Checked, ParamError, params};
 use ndarray::{Array2, ArrayView2};
 use serde::{Deserialize, Serialize};
 use std::f64::consts::FRAC_PI_4;
@@ -98,27 +98,21 @@ impl Default for AngleSearch {
     }
 }
 
-impl AngleSearch {
-    pub fn validate(&self, who: &str) -> Result<(), AlgoError> {
+/// Its fields by their own names (`xtol`, `max_evals`, `points`): a configuration names
+/// them under `angle`.
+impl Checked for AngleSearch {
+    fn check(&self) -> Result<(), ParamError> {
         match *self {
             AngleSearch::Brent { xtol, max_evals } => {
-                if !(xtol.is_finite() && xtol > 0.0) || max_evals == 0 {
-                    return Err(AlgoError::Param(format!(
-                        "{who}: Brent search needs xtol > 0 and max_evals >= 1, got {xtol}, {max_evals}"
-                    )));
-                }
+                params::positive("xtol", xtol)?;
+                params::at_least_one("max_evals", max_evals.into())
             }
-            AngleSearch::Grid { points } => {
-                if points < 2 {
-                    return Err(AlgoError::Param(format!(
-                        "{who}: grid search needs at least 2 points, got {points}"
-                    )));
-                }
-            }
+            AngleSearch::Grid { points } => params::count_at_least("points", points.into(), 2),
         }
-        Ok(())
     }
+}
 
+impl AngleSearch {
     fn maximize(&self, f: impl FnMut(f64) -> f64) -> Search {
         match *self {
             AngleSearch::Brent { xtol, max_evals } => {
@@ -467,19 +461,15 @@ pub fn pattern_fill_block(
 }
 
 /// Check the data matrix: non-empty, finite.
-pub(crate) fn check_data(
-    a: ArrayView2<'_, f64>,
-    who: &str,
-    min_cols: usize,
-) -> Result<(), AlgoError> {
+pub(crate) fn check_data(a: ArrayView2<'_, f64>, who: &str) -> Result<(), AlgoError> {
     let (d, n) = a.dim();
-    if d == 0 || n < min_cols {
-        return Err(AlgoError::Param(format!(
-            "{who}: data must be d x n with d >= 1 and n >= {min_cols}, got {d} x {n}"
+    if d == 0 || n == 0 {
+        return Err(AlgoError::data(format!(
+            "{who}: data must be d x n with d >= 1 and n >= 1, got {d} x {n}"
         )));
     }
     if !a.iter().all(|v| v.is_finite()) {
-        return Err(AlgoError::Param(format!(
+        return Err(AlgoError::data(format!(
             "{who}: data has non-finite entries"
         )));
     }
@@ -496,13 +486,9 @@ pub(crate) fn max_row_norm(a: ArrayView2<'_, f64>, flops: &mut u64) -> f64 {
         .sqrt()
 }
 
-pub(crate) fn validate_gamma(gamma: f64, who: &str) -> Result<(), AlgoError> {
-    if !(gamma.is_finite() && gamma >= 0.0) {
-        return Err(AlgoError::Param(format!(
-            "{who}: gamma must be finite and non-negative, got {gamma}"
-        )));
-    }
-    Ok(())
+/// The sparsity `gamma`: finite and non-negative.
+pub(crate) fn check_gamma(gamma: f64) -> Result<(), ParamError> {
+    params::non_negative("gamma", gamma)
 }
 
 /// Parameters of Algorithm 2 (Givens sparse PCA with `m = n`).
@@ -556,15 +542,15 @@ impl Default for GivensSpcaConfig {
     }
 }
 
-impl GivensSpcaConfig {
-    /// Check every parameter (no data needed).
-    pub fn validate(&self) -> Result<(), AlgoError> {
-        let who = "Givens sparse PCA";
-        validate_gamma(self.gamma, who)?;
-        self.angle.validate(who)?;
-        self.descent().validate(who)
+impl Checked for GivensSpcaConfig {
+    fn check(&self) -> Result<(), ParamError> {
+        check_gamma(self.gamma)?;
+        self.angle.check().map_err(|e| e.under("angle"))?;
+        self.descent().check()
     }
+}
 
+impl GivensSpcaConfig {
     fn descent(&self) -> Descent {
         Descent {
             selection: self.selection,
@@ -629,8 +615,8 @@ impl SparsePca for GivensSpcaConfig {
         rng: &mut Rng,
         obs: &mut dyn Observer<SparsePcaModel>,
     ) -> Result<(), AlgoError> {
-        self.validate()?;
-        check_data(data, "Givens sparse PCA", 1)?;
+        self.check()?;
+        check_data(data, "Givens sparse PCA")?;
         run(self.descent(), schedule, rng, obs, |fl| {
             let gamma = match self.gamma_scale {
                 GammaScale::Relative => self.gamma * max_row_norm(data, fl),
@@ -992,7 +978,7 @@ mod tests {
 
     #[test]
     fn bad_parameters_and_data_are_rejected() {
-        for cfg in [
+        for (cfg, param) in [
             GivensSpcaConfig {
                 gamma: -1.0,
                 ..Default::default()
@@ -1016,11 +1002,28 @@ mod tests {
                 },
                 ..Default::default()
             },
-        ] {
-            assert!(
-                matches!(cfg.validate(), Err(AlgoError::Param(_))),
-                "{cfg:?}"
+            GivensSpcaConfig {
+                max_flops: Some(0),
+                ..Default::default()
+            },
+        ]
+        .into_iter()
+        .zip([
+            "gamma",
+            "gamma",
+            "tolerance",
+            "angle.points",
+            "angle.xtol",
+            "max_flops",
+        ]) {
+            assert_eq!(cfg.check().unwrap_err().param, param, "{cfg:?}");
+            let err = cfg.fit(
+                random(4, 3, 1).view(),
+                &Schedule::last_only(1),
+                &mut seeded(1),
+                &mut Models::default(),
             );
+            assert!(matches!(err, Err(AlgoError::InvalidParam(ref e)) if e.param == param));
         }
         let mut bad = random(4, 3, 1);
         bad[[0, 0]] = f64::INFINITY;
@@ -1030,7 +1033,7 @@ mod tests {
             &mut seeded(1),
             &mut Models::default(),
         );
-        assert!(matches!(err, Err(AlgoError::Param(_))));
+        assert!(matches!(err, Err(AlgoError::Data(_))));
         // Serde: defaults fill in, unknown fields are refused.
         assert_eq!(from_pairs(&[]).unwrap(), GivensSpcaConfig::default());
         assert!(from_pairs(&[("gamma_scal", "absolute")]).is_err());

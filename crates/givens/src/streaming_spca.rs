@@ -42,12 +42,12 @@
 
 use super::rotation::{ColMatrix, PairSelector, Selection};
 use super::sparse_pca::{
-    AngleSearch, GammaScale, RowScope, SpcaWindow, check_data, default_gamma, max_row_norm,
-    solve_for_z, spca_objective, validate_gamma,
+    AngleSearch, GammaScale, RowScope, SpcaWindow, check_data, check_gamma, default_gamma,
+    max_row_norm, solve_for_z, spca_objective,
 };
 use super::{SparsePca, SparsePcaModel};
 use dyad_core::{Control, Flow, Observer, Rng, Schedule, Stepper, drive};
-use dyad_kernels::AlgoError;
+use dyad_kernels::{AlgoError, Checked, ParamError, params};
 use ndarray::{ArrayView2, s};
 use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
@@ -87,6 +87,16 @@ fn default_shuffle() -> bool {
     true
 }
 
+impl Checked for StreamingGivensSpcaConfig {
+    fn check(&self) -> Result<(), ParamError> {
+        params::count_at_least("components", self.components as u64, 2)?;
+        check_gamma(self.gamma)?;
+        self.angle.check().map_err(|e| e.under("angle"))?;
+        params::if_given(self.inner_steps, |l| params::at_least_one("inner_steps", l))?;
+        params::half_open_interval("sample_fraction", self.sample_fraction, 0.0, 1.0)
+    }
+}
+
 impl StreamingGivensSpcaConfig {
     /// Defaults with `m` components.
     pub fn new(components: usize) -> Self {
@@ -100,31 +110,6 @@ impl StreamingGivensSpcaConfig {
             sample_fraction: default_fraction(),
             shuffle: default_shuffle(),
         }
-    }
-
-    /// Check every parameter (no data needed).
-    pub fn validate(&self) -> Result<(), AlgoError> {
-        let who = "streaming Givens sparse PCA";
-        if self.components < 2 {
-            return Err(AlgoError::Param(format!(
-                "{who}: components must be at least 2, got {}",
-                self.components
-            )));
-        }
-        validate_gamma(self.gamma, who)?;
-        self.angle.validate(who)?;
-        if self.inner_steps == Some(0) {
-            return Err(AlgoError::Param(format!(
-                "{who}: inner_steps must be positive"
-            )));
-        }
-        if !(self.sample_fraction > 0.0 && self.sample_fraction <= 1.0) {
-            return Err(AlgoError::Param(format!(
-                "{who}: sample_fraction must lie in (0, 1], got {}",
-                self.sample_fraction
-            )));
-        }
-        Ok(())
     }
 
     /// Samples read before stopping, for `n` samples in the stream.
@@ -197,9 +182,15 @@ impl SparsePca for StreamingGivensSpcaConfig {
         rng: &mut Rng,
         obs: &mut dyn Observer<SparsePcaModel>,
     ) -> Result<(), AlgoError> {
-        self.validate()?;
+        self.check()?;
         let m = self.components;
-        check_data(data, "streaming Givens sparse PCA", m)?;
+        check_data(data, "streaming Givens sparse PCA")?;
+        if data.ncols() < m {
+            return Err(AlgoError::param(
+                "components",
+                format!("= {m} needs at least {m} samples, got {}", data.ncols()),
+            ));
+        }
         drive(schedule, obs, || {
             let n = data.ncols();
             let mut order: Vec<usize> = (0..n).collect();
@@ -380,7 +371,7 @@ mod tests {
 
     #[test]
     fn invalid_parameters_are_rejected() {
-        for cfg in [
+        for (cfg, param) in [
             StreamingGivensSpcaConfig::new(1),
             StreamingGivensSpcaConfig {
                 sample_fraction: 0.0,
@@ -398,11 +389,21 @@ mod tests {
                 gamma: -0.1,
                 ..StreamingGivensSpcaConfig::new(3)
             },
-        ] {
-            assert!(
-                matches!(cfg.validate(), Err(AlgoError::Param(_))),
-                "{cfg:?}"
-            );
+            StreamingGivensSpcaConfig {
+                angle: AngleSearch::Grid { points: 0 },
+                ..StreamingGivensSpcaConfig::new(3)
+            },
+        ]
+        .into_iter()
+        .zip([
+            "components",
+            "sample_fraction",
+            "sample_fraction",
+            "inner_steps",
+            "gamma",
+            "angle.points",
+        ]) {
+            assert_eq!(cfg.check().unwrap_err().param, param, "{cfg:?}");
         }
         // Fewer samples than components.
         let a = ndarray::Array2::<f64>::ones((5, 2));
@@ -412,6 +413,6 @@ mod tests {
             &mut seeded(1),
             &mut Models::default(),
         );
-        assert!(matches!(err, Err(AlgoError::Param(_))));
+        assert!(matches!(err, Err(AlgoError::InvalidParam(ref e)) if e.param == "components"));
     }
 }

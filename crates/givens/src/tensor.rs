@@ -41,8 +41,8 @@ use super::lazy_tensor::LazyProblem;
 use super::rotation::{ColMatrix, Givens, Selection, rotate_pair};
 use super::{Decomposition, TensorDecomposer, flops};
 use dyad_core::{Control, Observer, Rng, Schedule};
-use dyad_kernels::AlgoError;
 use dyad_kernels::linalg::dot;
+use dyad_kernels::{AlgoError, Checked, ParamError};
 use ndarray::{Array1, Array2, ArrayView2};
 use serde::{Deserialize, Serialize};
 
@@ -288,7 +288,7 @@ impl EmpiricalMoments {
     /// Check shapes and finiteness.
     pub fn validate(&self) -> Result<(), AlgoError> {
         let k = self.dim();
-        let bad = |m: String| Err(AlgoError::Param(format!("empirical moments: {m}")));
+        let bad = |m: String| Err(AlgoError::data(format!("empirical moments: {m}")));
         if k == 0 || self.samples() == 0 {
             return bad(format!("need K >= 1 and N >= 1, got {:?}", self.y.dim()));
         }
@@ -365,8 +365,8 @@ impl MomentTensor {
         match self {
             MomentTensor::Dense(t) => {
                 if t.dim() == 0 || !t.as_slice().iter().all(|v| v.is_finite()) {
-                    return Err(AlgoError::Param(
-                        "tensor must be non-empty with finite entries".into(),
+                    return Err(AlgoError::data(
+                        "tensor must be non-empty with finite entries",
                     ));
                 }
                 Ok(())
@@ -419,12 +419,13 @@ impl Default for GivensTensorConfig {
     }
 }
 
-impl GivensTensorConfig {
-    /// Check every parameter (no data needed).
-    pub fn validate(&self) -> Result<(), AlgoError> {
-        self.descent().validate("Givens tensor decomposition")
+impl Checked for GivensTensorConfig {
+    fn check(&self) -> Result<(), ParamError> {
+        self.descent().check()
     }
+}
 
+impl GivensTensorConfig {
     fn descent(&self) -> Descent {
         Descent {
             selection: self.selection,
@@ -510,13 +511,13 @@ impl TensorDecomposer for GivensTensorConfig {
         rng: &mut Rng,
         obs: &mut dyn Observer<Decomposition>,
     ) -> Result<(), AlgoError> {
-        self.validate()?;
+        self.check()?;
         input.validate()?;
         if self.lazy {
             let MomentTensor::Empirical(e) = input else {
-                return Err(AlgoError::Param(
-                    "Givens tensor decomposition: lazy = true needs an empirical (sample) input"
-                        .into(),
+                return Err(AlgoError::param(
+                    "lazy",
+                    "= true needs an empirical (sample) input, got a dense tensor",
                 ));
             };
             run(self.descent(), schedule, rng, obs, |fl| {
@@ -714,6 +715,31 @@ mod tests {
             &mut seeded(1),
             &mut Models::default(),
         );
-        assert!(matches!(err, Err(AlgoError::Param(_))));
+        assert!(matches!(err, Err(AlgoError::InvalidParam(ref e)) if e.param == "lazy"));
+        for (cfg, param) in [
+            (
+                GivensTensorConfig {
+                    tolerance: f64::NAN,
+                    ..Default::default()
+                },
+                "tolerance",
+            ),
+            (
+                GivensTensorConfig {
+                    max_flops: Some(0),
+                    ..Default::default()
+                },
+                "max_flops",
+            ),
+        ] {
+            assert_eq!(cfg.check().unwrap_err().param, param);
+            let err = cfg.fit(
+                &MomentTensor::Dense(Tensor3::zeros(2)),
+                &Schedule::last_only(1),
+                &mut seeded(1),
+                &mut Models::default(),
+            );
+            assert!(matches!(err, Err(AlgoError::InvalidParam(ref e)) if e.param == param));
+        }
     }
 }

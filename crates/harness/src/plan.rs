@@ -356,8 +356,12 @@ fn select_task(spec: &LoadedSpec) -> Result<&'static dyn Task, SpecError> {
     }
 }
 
-/// The spec line of a solver parameter named by a [`dyad_kernels::ParamError`]: its key
-/// in `params`, `grid` or `tune` when written there, else the solver's entry.
+/// The spec line of the solver parameter a [`dyad_kernels::ParamError`] names (every
+/// configuration's check names its parameter, dotted for a nested one, e.g. `psd.every` or
+/// `safeguards.drift_tolerance`): that key in `params`, `grid` or `tune` (or, for a nested
+/// parameter, the nearest enclosing key written there), else, for a value the spec leaves
+/// at its default (or an error of the table as a whole, which names no parameter), the
+/// solver's entry.
 fn param_error(spec: &LoadedSpec, si: usize, param: &str, message: String) -> SpecError {
     let i = si.to_string();
     let segs: Vec<&str> = param.split('.').filter(|s| !s.is_empty()).collect();

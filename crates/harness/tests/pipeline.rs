@@ -438,6 +438,50 @@ fn sizes_the_data_cannot_hold_are_refused_before_any_data_is_read() {
     }
 }
 
+/// Parameters that were once checked by free-text `validate()` (LORETA, HIER, ITML, the
+/// LORETA-1 safeguards) name themselves: a bad value is refused at plan time at the line of
+/// its key, in `params` (inline or as a table, nested or not) or in `grid`.
+#[test]
+fn bad_parameters_are_refused_at_the_line_of_their_key() {
+    for (solver, param) in [
+        ("name = \"loreta\"\nparams = { rank = 0 }", "`rank`"),
+        (
+            "name = \"loreta\"\n[solvers.params]\nrank = 3\nsafeguards = { drift_tolerance = 0.0 }",
+            "`safeguards.drift_tolerance`",
+        ),
+        (
+            "name = \"loreta-psd\"\n[solvers.params]\neta = 0.1\n\n[solvers.params.safeguards]\nrebalance_every = 5",
+            "`safeguards.rebalance_every`",
+        ),
+        (
+            "name = \"hier\"\nparams = { hierarchy = { blocks = { size = 0 } } }",
+            "`hierarchy.blocks.size`",
+        ),
+        (
+            "name = \"itml\"\nparams = { max_iter = 10 }\ngrid = { gamma = [1.0, -1.0] }",
+            "`gamma`",
+        ),
+        (
+            "name = \"iterative-pa\"\nparams = { rank = 2, zero_init_updates = 1 }",
+            "`zero_init_updates`",
+        ),
+    ] {
+        let spec = SPEC.replace(
+            "[[solvers]]\nname = \"euclidean\"\n",
+            &format!("[[solvers]]\nname = \"euclidean\"\n\n[[solvers]]\n{solver}\n"),
+        );
+        // The line written last in the solver's block is the key's.
+        let last = solver.lines().last().unwrap();
+        let line = spec.lines().position(|l| l == last).unwrap() + 1;
+        let e = plan_error(&fixture(&spec).ws);
+        assert!(e.contains(param), "{solver}: {e}");
+        assert!(
+            e.contains(&format!("fig.toml:{line}:")),
+            "{solver}: line {line}: {e}"
+        );
+    }
+}
+
 #[test]
 fn failures_are_reported_and_never_cached() {
     // The second data set has too few images per class for the split: its cells fail.

@@ -51,12 +51,26 @@ pub use solver::{BuiltSolver, SolverEntry, Solvers};
 use dyad_core::{CoreError, LabelScorer, LabeledSet, Observer, Rng, Schedule};
 
 /// Errors a learner can raise.
+///
+/// What was handed to a learner and is wrong is one of two kinds, kept apart:
+///
+/// * a hyper-parameter outside its domain is [`AlgoError::InvalidParam`], whose
+///   [`ParamError`] names the parameter as a spec writes it (so the harness points at the
+///   spec's line). Every configuration's [`Checked::check`] finds these without data, and
+///   `fit` re-checks (a learner fit with a bad configuration returns this error, it does not
+///   panic). A parameter valid on its own but not for the data at hand (a rank above the
+///   data's dimension, more components than variables, more folds than examples) is an
+///   `InvalidParam` naming it too, raised once the data are known;
+/// * data, or another input given to a learner or a model (a graph, index pairs, factors, a
+///   warm start), that do not fit it (shapes, indices out of range, non-finite values, sizes
+///   that overflow) are [`AlgoError::Data`]: there is no parameter to name
+///   ([`AlgoError::data`] builds one from a message).
 #[derive(Debug, thiserror::Error)]
 pub enum AlgoError {
+    /// The data or another input do not fit the learner.
     #[error(transparent)]
     Data(#[from] CoreError),
-    #[error("invalid parameter: {0}")]
-    Param(String),
+    /// A hyper-parameter outside its domain, named.
     #[error("invalid parameter {0}")]
     InvalidParam(#[from] ParamError),
     #[error("numerical failure: {0}")]
@@ -65,6 +79,18 @@ pub enum AlgoError {
     /// it and says why.
     #[error("{0}")]
     External(String),
+}
+
+impl AlgoError {
+    /// Data (or another input) that do not fit: [`AlgoError::Data`] with `message`.
+    pub fn data(message: impl Into<String>) -> Self {
+        AlgoError::Data(CoreError::Invalid(message.into()))
+    }
+
+    /// Parameter `param` outside its domain: [`AlgoError::InvalidParam`].
+    pub fn param(param: impl Into<String>, message: impl Into<String>) -> Self {
+        AlgoError::InvalidParam(ParamError::new(param, message))
+    }
 }
 
 /// The ranker family: a learner of a similarity function from labelled data. Its

@@ -21,29 +21,17 @@ impl ParamError {
             message: message.into(),
         }
     }
-}
 
-/// A free-text validation error, not yet attributed to a parameter (`param` empty): the
-/// harness attributes it to the first parameter of the spec its message names.
-impl From<crate::AlgoError> for ParamError {
-    fn from(e: crate::AlgoError) -> Self {
-        match e {
-            crate::AlgoError::InvalidParam(p) => p,
-            other => ParamError::new("", other.to_string()),
-        }
+    /// The same error for a parameter of a nested table: `param` becomes `prefix.param`
+    /// (a sub-configuration checks its own fields; its owner names where it sits).
+    pub fn under(mut self, prefix: &str) -> Self {
+        self.param = if self.param.is_empty() {
+            prefix.to_string()
+        } else {
+            format!("{prefix}.{}", self.param)
+        };
+        self
     }
-}
-
-/// `impl Checked` for configurations whose `validate()` returns an [`crate::AlgoError`].
-#[macro_export]
-macro_rules! checked_by_validate {
-    ($($t:ty),* $(,)?) => {
-        $(impl $crate::Checked for $t {
-            fn check(&self) -> Result<(), $crate::ParamError> {
-                self.validate().map_err($crate::ParamError::from)
-            }
-        })*
-    };
 }
 
 /// A configuration whose values can be checked without data.
@@ -100,6 +88,18 @@ pub fn at_least(param: &str, v: f64, lo: f64) -> Result<(), ParamError> {
     }
 }
 
+/// `lo < v <= hi`.
+pub fn half_open_interval(param: &str, v: f64, lo: f64, hi: f64) -> Result<(), ParamError> {
+    if v > lo && v <= hi {
+        Ok(())
+    } else {
+        Err(ParamError::new(
+            param,
+            format!("must lie in ({lo}, {hi}], got {v}"),
+        ))
+    }
+}
+
 /// An integer count `>= 1`.
 pub fn at_least_one(param: &str, v: u64) -> Result<(), ParamError> {
     if v >= 1 {
@@ -107,6 +107,26 @@ pub fn at_least_one(param: &str, v: u64) -> Result<(), ParamError> {
     } else {
         Err(ParamError::new(param, "must be at least 1, got 0"))
     }
+}
+
+/// An integer count `>= lo`.
+pub fn count_at_least(param: &str, v: u64, lo: u64) -> Result<(), ParamError> {
+    if v >= lo {
+        Ok(())
+    } else {
+        Err(ParamError::new(
+            param,
+            format!("must be at least {lo}, got {v}"),
+        ))
+    }
+}
+
+/// An optional value, checked by `f` when given.
+pub fn if_given<T: Copy>(
+    v: Option<T>,
+    f: impl FnOnce(T) -> Result<(), ParamError>,
+) -> Result<(), ParamError> {
+    v.map_or(Ok(()), f)
 }
 
 #[cfg(test)]
@@ -127,5 +147,23 @@ mod tests {
         assert!(open_interval("a", f64::NAN, 0.0, 1.0).is_err());
         assert!(at_least("g", 1.0, 1.0).is_ok() && at_least("g", 0.99, 1.0).is_err());
         assert!(at_least_one("n", 1).is_ok() && at_least_one("n", 0).is_err());
+        assert!(half_open_interval("f", 1.0, 0.0, 1.0).is_ok());
+        assert!(half_open_interval("f", 0.0, 0.0, 1.0).is_err());
+        assert!(half_open_interval("f", f64::NAN, 0.0, 1.0).is_err());
+        assert!(count_at_least("k", 2, 2).is_ok());
+        assert_eq!(count_at_least("k", 1, 2).unwrap_err().param, "k");
+        assert!(if_given(None, |v| positive("t0", v)).is_ok());
+        assert_eq!(
+            if_given(Some(0.0), |v| positive("t0", v))
+                .unwrap_err()
+                .param,
+            "t0"
+        );
+        let e = positive("every", 0.0).unwrap_err().under("psd");
+        assert_eq!(e.param, "psd.every");
+        assert_eq!(
+            e.to_string(),
+            "`psd.every` must be positive and finite, got 0"
+        );
     }
 }

@@ -61,8 +61,8 @@
 use super::loreta1::{Loreta1Step, ScaledSparse, balanced_factors};
 use super::model::{LoretaStats, LowRankModel};
 use super::pinv::{PinvBranch, PinvTolerances};
-use dyad_kernels::AlgoError;
 use dyad_kernels::linalg::{axpy, dot, gemm_sym, matmul, spd_inverse};
+use dyad_kernels::{AlgoError, Checked};
 use ndarray::Array2;
 
 /// Applied steps between exact rebuilds of `U M`, `G`, `G^{-1}` (module docs).
@@ -339,18 +339,14 @@ impl Loreta1Gram {
     ) -> Result<Self, AlgoError> {
         let k = a.ncols();
         if k == 0 || b.ncols() != k {
-            return Err(AlgoError::Param(format!(
+            return Err(AlgoError::data(format!(
                 "LORETA: factors must have the same positive number of columns, got {} and {}",
                 k,
                 b.ncols()
             )));
         }
-        if refresh_every == 0 {
-            return Err(AlgoError::Param(
-                "LORETA (Gram form): refresh_every must be at least 1".into(),
-            ));
-        }
-        tol.validate()?;
+        dyad_kernels::params::at_least_one("refresh_every", refresh_every)?;
+        tol.check()?;
         Ok(Self {
             a: Factor::new(a)?,
             b: Factor::new(b)?,

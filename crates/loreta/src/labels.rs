@@ -12,13 +12,13 @@
 
 use super::loreta1::{Loreta1, ScaledSparse};
 use super::losses::{label_count, multilabel_hinge, relevant_labels, usable_rows};
-use super::triplet::{default_eta, default_rank, default_std, validate_common};
+use super::triplet::{check_common, default_eta, default_rank, default_std};
 use super::{Init, InitSpec, LabelRanker, LabelScorer, Safeguards, check_rank, step_size};
 use dyad_core::metrics::{QueryRanking, Retrieval, rank_query, summarize};
 use dyad_core::{
     Control, CoreError, Flow, LabeledSet, Observer, Rng, Schedule, SparseVec, Stepper, drive,
 };
-use dyad_kernels::AlgoError;
+use dyad_kernels::{AlgoError, Checked, ParamError};
 use rand::Rng as _;
 use serde::{Deserialize, Serialize};
 
@@ -71,17 +71,12 @@ impl LoretaLabelsConfig {
             zero_updates: self.zero_init_updates,
         }
     }
+}
 
-    /// Check every parameter (no data needed).
-    pub fn validate(&self) -> Result<(), AlgoError> {
-        validate_common(
-            "LORETA (labels)",
-            self.rank,
-            self.eta,
-            self.eta_t0,
-            &self.init_spec(),
-        )?;
-        self.safeguards.validate()
+impl Checked for LoretaLabelsConfig {
+    fn check(&self) -> Result<(), ParamError> {
+        check_common(self.rank, self.eta, self.eta_t0, &self.init_spec())?;
+        self.safeguards.check().map_err(|e| e.under("safeguards"))
     }
 }
 
@@ -133,9 +128,9 @@ impl LabelRanker for LoretaLabelsConfig {
         rng: &mut Rng,
         obs: &mut dyn Observer<dyn LabelScorer>,
     ) -> Result<(), AlgoError> {
-        self.validate()?;
+        self.check()?;
         let (n_labels, rows) = label_problem(train)?;
-        check_rank("LORETA (labels)", self.rank, n_labels, train.dim())?;
+        check_rank("LORETA (labels)", None, self.rank, n_labels, train.dim())?;
         struct Run<'a, 'r> {
             config: &'a LoretaLabelsConfig,
             train: &'a LabeledSet,
@@ -345,7 +340,28 @@ mod tests {
             &mut seeded(1),
             &mut NullObserver,
         );
-        assert!(matches!(err, Err(AlgoError::Param(_))));
+        assert!(matches!(err, Err(AlgoError::InvalidParam(ref e)) if e.param == "rank"));
+        for (bad, param) in [
+            (
+                LoretaLabelsConfig {
+                    eta_t0: Some(0.0),
+                    ..Default::default()
+                },
+                "eta_t0",
+            ),
+            (
+                LoretaLabelsConfig {
+                    safeguards: Safeguards {
+                        drift_tolerance: -1.0,
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                },
+                "safeguards.drift_tolerance",
+            ),
+        ] {
+            assert_eq!(bad.check().unwrap_err().param, param);
+        }
         // Every row relevant to every label: nothing to learn from.
         let all = LabeledSet::from_dense_rows(&[vec![1.0], vec![2.0]], vec![0, 0], 1);
         let err = LoretaLabelsConfig {

@@ -136,7 +136,8 @@ pub use triplet::{Form, LoretaConfig, LoretaPsdConfig};
 
 use dyad_core::sampling::TripletSampler;
 use dyad_core::{LabeledSet, Rng};
-use dyad_kernels::AlgoError;
+use dyad_kernels::params::{non_negative, positive};
+use dyad_kernels::{AlgoError, Checked, ParamError};
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 
@@ -158,20 +159,6 @@ pub static SOLVERS: dyad_kernels::Solvers = dyad_kernels::Solvers {
         baselines::centroid::SOLVER,
     ],
 };
-
-// The configurations checked by their own `validate()`.
-dyad_kernels::checked_by_validate!(
-    baselines::factored_gd::FactoredGdConfig,
-    baselines::naive_psd_gd::NaivePsdGdConfig,
-    baselines::pa_v2::PaV2Config,
-    baselines::iterative_pa::IterativePaConfig,
-    baselines::infogain::InfogainSelectedConfig,
-    baselines::matrix_perceptron::MatrixPerceptronConfig,
-    baselines::group_perceptron::GroupPerceptronConfig,
-    LoretaConfig,
-    LoretaPsdConfig,
-    LoretaLabelsConfig,
-);
 
 // The label-ranker family is the crate's ([`dyad_kernels::LabelRanker`], scoring through
 // [`dyad_core::LabelScorer`]); LORETA's ImageNet model is one of its members.
@@ -221,17 +208,17 @@ impl Default for Safeguards {
     }
 }
 
-impl Safeguards {
-    pub fn validate(&self) -> Result<(), AlgoError> {
-        if !(self.drift_tolerance.is_finite() && self.drift_tolerance > 0.0) {
-            return Err(AlgoError::Param(format!(
-                "LORETA: drift_tolerance must be positive and finite, got {}",
-                self.drift_tolerance
-            )));
-        }
-        self.tolerances().validate()
+/// Its fields by their own names: a configuration holding them names them under
+/// `safeguards` ([`ParamError::under`]).
+impl Checked for Safeguards {
+    fn check(&self) -> Result<(), ParamError> {
+        positive("drift_tolerance", self.drift_tolerance)?;
+        non_negative("beta_tolerance", self.beta_tolerance)?;
+        non_negative("w_tolerance", self.w_tolerance)
     }
+}
 
+impl Safeguards {
     pub fn tolerances(&self) -> PinvTolerances {
         PinvTolerances {
             beta: self.beta_tolerance,
@@ -258,15 +245,6 @@ pub fn step_size(eta: f64, t0: Option<f64>, step: u64) -> f64 {
     }
 }
 
-pub(crate) fn positive(name: &str, v: f64) -> Result<(), AlgoError> {
-    if !(v.is_finite() && v > 0.0) {
-        return Err(AlgoError::Param(format!(
-            "{name} must be positive and finite, got {v}"
-        )));
-    }
-    Ok(())
-}
-
 /// The initialisation parameters shared by the factored learners.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct InitSpec {
@@ -277,14 +255,16 @@ pub(crate) struct InitSpec {
 }
 
 impl InitSpec {
-    pub fn validate(&self, who: &str, rank: usize) -> Result<(), AlgoError> {
-        positive(&format!("{who}: init_std"), self.std)?;
+    /// `init_std` positive; `zero_init_updates`, when given, at least the rank.
+    pub fn check(&self, rank: usize) -> Result<(), ParamError> {
+        positive("init_std", self.std)?;
         if let Some(u) = self.zero_updates
             && u < rank
         {
-            return Err(AlgoError::Param(format!(
-                "{who}: zero_init_updates must be at least the rank {rank}, got {u}"
-            )));
+            return Err(ParamError::new(
+                "zero_init_updates",
+                format!("must be at least the rank {rank}, got {u}"),
+            ));
         }
         Ok(())
     }
@@ -353,29 +333,39 @@ pub fn budget_rank(
     match memory {
         None => Ok(rank),
         Some(m) if d > 0 && m / d > 0 => Ok(m / d),
-        Some(m) => Err(AlgoError::Param(format!(
-            "{who}: memory = {m} leaves no rank on {d} features (memory must be at least d)"
-        ))),
+        Some(m) => Err(AlgoError::param(
+            "memory",
+            format!("must be at least the {d} features to leave {who} a rank, got {m}"),
+        )),
     }
 }
 
 /// A memory budget, when given, is positive (checked without data).
-pub(crate) fn check_memory(who: &str, memory: Option<usize>) -> Result<(), AlgoError> {
+pub(crate) fn check_memory(memory: Option<usize>) -> Result<(), ParamError> {
     if memory == Some(0) {
-        return Err(AlgoError::InvalidParam(dyad_kernels::ParamError::new(
-            "memory",
-            format!("must be positive ({who}), got 0"),
-        )));
+        return Err(ParamError::new("memory", "must be positive, got 0"));
     }
     Ok(())
 }
 
-pub(crate) fn check_rank(who: &str, k: usize, n: usize, m: usize) -> Result<(), AlgoError> {
+/// Reject a rank the data cannot hold (`1 <= k <= min(n, m)`): a parameter valid on its own
+/// but not for these data, named `memory` when the rank came from a memory budget.
+pub(crate) fn check_rank(
+    who: &str,
+    memory: Option<usize>,
+    k: usize,
+    n: usize,
+    m: usize,
+) -> Result<(), AlgoError> {
     if k == 0 || k > n.min(m) {
-        return Err(AlgoError::Param(format!(
-            "{who}: rank must lie in 1..={} for a {n} x {m} model, got {k}",
-            n.min(m)
-        )));
+        let param = if memory.is_some() { "memory" } else { "rank" };
+        return Err(AlgoError::param(
+            param,
+            format!(
+                "gives {who} rank {k}; it must lie in 1..={} for a {n} x {m} model",
+                n.min(m)
+            ),
+        ));
     }
     Ok(())
 }

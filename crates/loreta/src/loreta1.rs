@@ -103,9 +103,9 @@
 
 use super::model::{LoretaStats, LowRankModel};
 use super::pinv::{Coef, PinvBranch, PinvTolerances, correction};
-use dyad_kernels::AlgoError;
 use dyad_kernels::linalg::{axpy, axpy2, dot, matmul, pinv_transposed_full_rank, thin_svd};
 use dyad_kernels::simd::{Isa, dot2, multiversion, update_dot2};
+use dyad_kernels::{AlgoError, Checked};
 use ndarray::Array2;
 
 /// A sparse vector `scale * (indices, values)`, indices strictly increasing.
@@ -388,7 +388,7 @@ impl Loreta1Step {
         m: usize,
     ) -> Result<Option<Self>, AlgoError> {
         if !g1.fits(n) || !g2.fits(m) {
-            return Err(AlgoError::Param(format!(
+            return Err(AlgoError::data(format!(
                 "LORETA: gradient factors exceed the model's {n} x {m} shape"
             )));
         }
@@ -427,13 +427,13 @@ impl Loreta1 {
     pub fn new(a: Array2<f64>, b: Array2<f64>, tol: PinvTolerances) -> Result<Self, AlgoError> {
         let k = a.ncols();
         if k == 0 || b.ncols() != k {
-            return Err(AlgoError::Param(format!(
+            return Err(AlgoError::data(format!(
                 "LORETA: factors must have the same positive number of columns, got {} and {}",
                 k,
                 b.ncols()
             )));
         }
-        tol.validate()?;
+        tol.check()?;
         let ap = pinv_transposed_full_rank(a.view()).map_err(|e| numerical("A", e))?;
         let bp = pinv_transposed_full_rank(b.view()).map_err(|e| numerical("B", e))?;
         let (n, m) = (a.nrows(), b.nrows());
@@ -1016,12 +1016,12 @@ mod tests {
         }
         assert_eq!(st.model().a(), before.a());
         assert_eq!(st.model().b(), before.b());
-        // Out-of-range indices are a parameter error.
+        // Out-of-range indices are an input error.
         let err = st.step(
             ScaledSparse::new(&[N], &[1.0], 1.0),
             ScaledSparse::new(&[0], &[1.0], 1.0),
         );
-        assert!(matches!(err, Err(AlgoError::Param(_))));
+        assert!(matches!(err, Err(AlgoError::Data(_))));
     }
 
     #[test]

@@ -174,7 +174,7 @@ pub fn loreta_r(
     g2: ArrayView2<'_, f64>,
 ) -> Result<(Array2<f64>, Array2<f64>), AlgoError> {
     if g1.ncols() != g2.ncols() || g1.nrows() != a.nrows() || g2.nrows() != b.nrows() {
-        return Err(AlgoError::Param(format!(
+        return Err(AlgoError::data(format!(
             "LORETA-r: gradient factors {:?} and {:?} do not fit W = A B^T with A {:?}, B {:?}",
             g1.dim(),
             g2.dim(),
@@ -275,7 +275,7 @@ mod tests {
             random(N, 2, 1).view(),
             random(M, 1, 1).view(),
         );
-        assert!(matches!(bad, Err(AlgoError::Param(_))));
+        assert!(matches!(bad, Err(AlgoError::Data(_))));
     }
 
     #[test]

@@ -54,16 +54,11 @@ impl Default for PinvTolerances {
     }
 }
 
-impl PinvTolerances {
-    pub fn validate(&self) -> Result<(), dyad_kernels::AlgoError> {
-        for (name, v) in [("beta", self.beta), ("w", self.w)] {
-            if !(v.is_finite() && v >= 0.0) {
-                return Err(dyad_kernels::AlgoError::Param(format!(
-                    "LORETA: tolerance {name} must be finite and non-negative, got {v}"
-                )));
-            }
-        }
-        Ok(())
+impl dyad_kernels::Checked for PinvTolerances {
+    fn check(&self) -> Result<(), dyad_kernels::ParamError> {
+        use dyad_kernels::params::non_negative;
+        non_negative("beta", self.beta)?;
+        non_negative("w", self.w)
     }
 }
 
@@ -365,13 +360,14 @@ mod tests {
 
     #[test]
     fn tolerances_are_validated() {
-        assert!(PinvTolerances::default().validate().is_ok());
+        use dyad_kernels::Checked;
+        assert!(PinvTolerances::default().check().is_ok());
         let bad = PinvTolerances {
             beta: f64::NAN,
             w: 1e-12,
         };
-        assert!(bad.validate().is_err());
+        assert_eq!(bad.check().unwrap_err().param, "beta");
         let neg = PinvTolerances { beta: 0.0, w: -1.0 };
-        assert!(neg.validate().is_err());
+        assert_eq!(neg.check().unwrap_err().param, "w");
     }
 }

@@ -26,9 +26,9 @@ use super::model::{LoretaStats, LowRankModel};
 use super::pinv::{
     PinvBranch, PinvPlan, PinvScratch, PinvTolerances, apply_rank_one, plan_rank_one,
 };
-use dyad_kernels::AlgoError;
 use dyad_kernels::linalg::{axpy, dot, pinv_transposed_full_rank};
 use dyad_kernels::simd::{BASE, dot2};
+use dyad_kernels::{AlgoError, Checked};
 use ndarray::Array2;
 
 /// What one LORETA-1-PSD step did.
@@ -78,9 +78,9 @@ impl Loreta1Psd {
     pub fn new(y: Array2<f64>, tol: PinvTolerances) -> Result<Self, AlgoError> {
         let (n, k) = y.dim();
         if k == 0 {
-            return Err(AlgoError::Param("LORETA-PSD: rank must be positive".into()));
+            return Err(AlgoError::data("LORETA-PSD: Y has no columns (rank 0)"));
         }
-        tol.validate()?;
+        tol.check()?;
         let yp = pinv_transposed_full_rank(y.view()).map_err(|e| numerical("Y", e))?;
         Ok(Self {
             model: LowRankModel::symmetric(y),
@@ -125,7 +125,7 @@ impl Loreta1Psd {
     ) -> Result<PsdStep, AlgoError> {
         let (n, k) = (self.model.rows(), self.model.rank());
         if !g1.fits(n) || !g2.fits(n) {
-            return Err(AlgoError::Param(format!(
+            return Err(AlgoError::data(format!(
                 "LORETA-PSD: gradient factors exceed the model's dimension {n}"
             )));
         }

@@ -74,8 +74,8 @@ use super::loreta1::ScaledSparse;
 use super::model::{LoretaStats, LowRankModel};
 use super::pinv::{PinvBranch, PinvTolerances};
 use super::psd::PsdStep;
-use dyad_kernels::AlgoError;
 use dyad_kernels::linalg::{axpy, dot};
+use dyad_kernels::{AlgoError, Checked};
 use ndarray::Array2;
 
 /// Largest condition estimate of a step's `T` (`Loreta1PsdGram::step_condition`) taken in
@@ -150,14 +150,10 @@ impl Loreta1PsdGram {
     pub fn new(y: Array2<f64>, tol: PinvTolerances, refresh_every: u64) -> Result<Self, AlgoError> {
         let k = y.ncols();
         if k == 0 {
-            return Err(AlgoError::Param("LORETA-PSD: rank must be positive".into()));
+            return Err(AlgoError::data("LORETA-PSD: Y has no columns (rank 0)"));
         }
-        if refresh_every == 0 {
-            return Err(AlgoError::Param(
-                "LORETA-PSD (Gram form): refresh_every must be at least 1".into(),
-            ));
-        }
-        tol.validate()?;
+        dyad_kernels::params::at_least_one("refresh_every", refresh_every)?;
+        tol.check()?;
         let zeros = || vec![0.0; k];
         Ok(Self {
             f: Factor::new(y)?,
@@ -330,7 +326,7 @@ impl Loreta1PsdGram {
     ) -> Result<PsdStep, AlgoError> {
         let n = self.rows();
         if !g1.fits(n) || !g2.fits(n) {
-            return Err(AlgoError::Param(format!(
+            return Err(AlgoError::data(format!(
                 "LORETA-PSD: gradient factors exceed the model's dimension {n}"
             )));
         }

@@ -11,12 +11,13 @@ use super::loreta1::{Loreta1, ScaledSparse};
 use super::losses::triplet_hinge;
 use super::psd::Loreta1Psd;
 use super::psd_gram::Loreta1PsdGram;
-use super::{Init, InitSpec, Safeguards, budget_rank, check_rank, positive, step_size};
+use super::{Init, InitSpec, Safeguards, budget_rank, check_memory, check_rank, step_size};
 use dyad_core::sampling::TripletSampler;
 use dyad_core::{
     Control, Flow, LabeledSet, Observer, Rng, Schedule, Scorer, SparseVec, Stepper, drive,
 };
-use dyad_kernels::{AlgoError, Ranker};
+use dyad_kernels::params::{at_least_one, if_given, positive};
+use dyad_kernels::{AlgoError, Checked, ParamError, Ranker};
 use serde::{Deserialize, Serialize};
 
 pub(crate) fn default_rank() -> usize {
@@ -93,21 +94,18 @@ impl Default for LoretaConfig {
     }
 }
 
-pub(crate) fn validate_common(
-    who: &str,
+/// The checks LORETA's configurations share: `rank`, `eta`, `eta_t0` and the
+/// initialisation's.
+pub(crate) fn check_common(
     rank: usize,
     eta: f64,
     eta_t0: Option<f64>,
     init: &InitSpec,
-) -> Result<(), AlgoError> {
-    if rank == 0 {
-        return Err(AlgoError::Param(format!("{who}: rank must be positive")));
-    }
-    positive(&format!("{who}: eta"), eta)?;
-    if let Some(t0) = eta_t0 {
-        positive(&format!("{who}: eta_t0"), t0)?;
-    }
-    init.validate(who, rank)
+) -> Result<(), ParamError> {
+    at_least_one("rank", rank as u64)?;
+    positive("eta", eta)?;
+    if_given(eta_t0, |t0| positive("eta_t0", t0))?;
+    init.check(rank)
 }
 
 impl LoretaConfig {
@@ -118,18 +116,13 @@ impl LoretaConfig {
             zero_updates: self.zero_init_updates,
         }
     }
+}
 
-    /// Check every parameter (no data needed).
-    pub fn validate(&self) -> Result<(), AlgoError> {
-        super::check_memory("LORETA", self.memory)?;
-        validate_common(
-            "LORETA",
-            self.rank,
-            self.eta,
-            self.eta_t0,
-            &self.init_spec(),
-        )?;
-        self.safeguards.validate()
+impl Checked for LoretaConfig {
+    fn check(&self) -> Result<(), ParamError> {
+        check_memory(self.memory)?;
+        check_common(self.rank, self.eta, self.eta_t0, &self.init_spec())?;
+        self.safeguards.check().map_err(|e| e.under("safeguards"))
     }
 }
 
@@ -293,9 +286,9 @@ impl Ranker for LoretaConfig {
         rng: &mut Rng,
         obs: &mut dyn Observer,
     ) -> Result<(), AlgoError> {
-        self.validate()?;
+        self.check()?;
         let rank = budget_rank("LORETA", self.rank, self.memory, train.dim())?;
-        check_rank("LORETA", rank, train.dim(), train.dim())?;
+        check_rank("LORETA", self.memory, rank, train.dim(), train.dim())?;
         let tol = self.safeguards.tolerances();
         let init = self.init_spec();
         let (eta, t0, guards) = (self.eta, self.eta_t0, &self.safeguards);
@@ -374,28 +367,25 @@ impl LoretaPsdConfig {
             zero_updates: None,
         }
     }
+}
 
-    /// Check every parameter (no data needed).
-    pub fn validate(&self) -> Result<(), AlgoError> {
-        super::check_memory("LORETA-PSD", self.memory)?;
-        validate_common(
-            "LORETA-PSD",
-            self.rank,
-            self.eta,
-            self.eta_t0,
-            &self.init_spec(),
-        )?;
+impl Checked for LoretaPsdConfig {
+    fn check(&self) -> Result<(), ParamError> {
+        check_memory(self.memory)?;
+        check_common(self.rank, self.eta, self.eta_t0, &self.init_spec())?;
         if self.init == Init::Zero {
-            return Err(AlgoError::Param(
-                "LORETA-PSD: init = \"zero\" is not defined for the PSD model".into(),
+            return Err(ParamError::new(
+                "init",
+                "\"zero\" is not defined for the PSD model",
             ));
         }
         if self.safeguards.rebalance_every != 0 {
-            return Err(AlgoError::Param(
-                "LORETA-PSD: rebalance_every does not apply to W = Y Y^T".into(),
+            return Err(ParamError::new(
+                "safeguards.rebalance_every",
+                "does not apply to W = Y Y^T (must stay 0)",
             ));
         }
-        self.safeguards.validate()
+        self.safeguards.check().map_err(|e| e.under("safeguards"))
     }
 }
 
@@ -407,9 +397,9 @@ impl Ranker for LoretaPsdConfig {
         rng: &mut Rng,
         obs: &mut dyn Observer,
     ) -> Result<(), AlgoError> {
-        self.validate()?;
+        self.check()?;
         let rank = budget_rank("LORETA-PSD", self.rank, self.memory, train.dim())?;
-        check_rank("LORETA-PSD", rank, train.dim(), train.dim())?;
+        check_rank("LORETA-PSD", self.memory, rank, train.dim(), train.dim())?;
         let tol = self.safeguards.tolerances();
         let init = self.init_spec();
         let (eta, t0, guards) = (self.eta, self.eta_t0, &self.safeguards);
@@ -570,12 +560,16 @@ mod tests {
                 &mut NullObserver,
             )
             .unwrap_err();
-        assert!(e.to_string().contains("memory = 13"), "{e}");
+        assert!(
+            matches!(&e, AlgoError::InvalidParam(p) if p.param == "memory"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("got 13"), "{e}");
         let zero = LoretaConfig {
             memory: Some(0),
             ..Default::default()
         };
-        assert!(zero.validate().is_err());
+        assert_eq!(zero.check().unwrap_err().param, "memory");
     }
 
     #[test]
@@ -631,73 +625,130 @@ mod tests {
         let train = nuisance_data(10, 2, 1);
         let base = LoretaConfig::default();
         let bad = [
-            LoretaConfig {
-                rank: 0,
-                ..base.clone()
-            },
-            LoretaConfig {
-                rank: 7,
-                ..base.clone()
-            }, // d = 6
-            LoretaConfig {
-                eta: 0.0,
-                ..base.clone()
-            },
-            LoretaConfig {
-                eta: f64::NAN,
-                ..base.clone()
-            },
-            LoretaConfig {
-                eta_t0: Some(-1.0),
-                ..base.clone()
-            },
-            LoretaConfig {
-                init_std: 0.0,
-                ..base.clone()
-            },
-            LoretaConfig {
-                zero_init_updates: Some(1),
-                rank: 2,
-                ..base.clone()
-            },
-            LoretaConfig {
-                safeguards: Safeguards {
-                    drift_tolerance: 0.0,
-                    ..Default::default()
+            (
+                LoretaConfig {
+                    rank: 0,
+                    ..base.clone()
                 },
-                ..base.clone()
-            },
-            LoretaConfig {
-                safeguards: Safeguards {
-                    beta_tolerance: f64::NAN,
-                    ..Default::default()
+                "rank",
+            ),
+            // Valid on its own, too high for the data (d = 2): named at fit time.
+            (
+                LoretaConfig {
+                    rank: 7,
+                    ..base.clone()
                 },
-                ..base.clone()
-            },
+                "rank",
+            ),
+            (
+                LoretaConfig {
+                    eta: 0.0,
+                    ..base.clone()
+                },
+                "eta",
+            ),
+            (
+                LoretaConfig {
+                    eta: f64::NAN,
+                    ..base.clone()
+                },
+                "eta",
+            ),
+            (
+                LoretaConfig {
+                    eta_t0: Some(-1.0),
+                    ..base.clone()
+                },
+                "eta_t0",
+            ),
+            (
+                LoretaConfig {
+                    init_std: 0.0,
+                    ..base.clone()
+                },
+                "init_std",
+            ),
+            (
+                LoretaConfig {
+                    zero_init_updates: Some(1),
+                    rank: 2,
+                    ..base.clone()
+                },
+                "zero_init_updates",
+            ),
+            (
+                LoretaConfig {
+                    safeguards: Safeguards {
+                        drift_tolerance: 0.0,
+                        ..Default::default()
+                    },
+                    ..base.clone()
+                },
+                "safeguards.drift_tolerance",
+            ),
+            (
+                LoretaConfig {
+                    safeguards: Safeguards {
+                        beta_tolerance: f64::NAN,
+                        ..Default::default()
+                    },
+                    ..base.clone()
+                },
+                "safeguards.beta_tolerance",
+            ),
+            (
+                LoretaConfig {
+                    safeguards: Safeguards {
+                        w_tolerance: -1.0,
+                        ..Default::default()
+                    },
+                    ..base.clone()
+                },
+                "safeguards.w_tolerance",
+            ),
         ];
-        for cfg in bad {
+        for (cfg, param) in bad {
+            if cfg.rank <= train.dim() {
+                assert_eq!(cfg.check().unwrap_err().param, param, "{cfg:?}");
+            }
             let err = cfg.fit(
                 &train,
                 &Schedule::last_only(1),
                 &mut seeded(1),
                 &mut NullObserver,
             );
-            assert!(matches!(err, Err(AlgoError::Param(_))), "{cfg:?} accepted");
+            assert!(
+                matches!(err, Err(AlgoError::InvalidParam(ref e)) if e.param == param),
+                "{cfg:?}: {err:?}"
+            );
         }
-        for cfg in [
-            LoretaPsdConfig {
-                init: Init::Zero,
-                ..Default::default()
-            },
-            LoretaPsdConfig {
-                safeguards: Safeguards {
-                    rebalance_every: 5,
+        for (cfg, param) in [
+            (
+                LoretaPsdConfig {
+                    init: Init::Zero,
                     ..Default::default()
                 },
-                ..Default::default()
-            },
+                "init",
+            ),
+            (
+                LoretaPsdConfig {
+                    safeguards: Safeguards {
+                        rebalance_every: 5,
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                },
+                "safeguards.rebalance_every",
+            ),
+            (
+                LoretaPsdConfig {
+                    eta: -1.0,
+                    ..Default::default()
+                },
+                "eta",
+            ),
         ] {
-            assert!(matches!(cfg.validate(), Err(AlgoError::Param(_))));
+            assert_eq!(cfg.check().unwrap_err().param, param);
         }
     }
 

@@ -76,7 +76,7 @@ use dyad_core::{
     Control, Flow, LabeledSet, Observer, Rng, Schedule, Scorer, SparseVec, Stepper, drive, sparse,
 };
 use dyad_kernels::queued::QueuedSym;
-use dyad_kernels::{AlgoError, Ranker};
+use dyad_kernels::{AlgoError, Checked, ParamError, Ranker, params};
 use ndarray::Array2;
 use rand::Rng as _;
 use serde::{Deserialize, Serialize};
@@ -143,35 +143,36 @@ impl Default for ItmlConfig {
     }
 }
 
-impl ItmlConfig {
-    /// Check every parameter (cheap, no data needed).
-    pub fn validate(&self) -> Result<(), AlgoError> {
-        let bad = |msg: String| Err(AlgoError::Param(format!("ITML: {msg}")));
+impl Checked for ItmlConfig {
+    fn check(&self) -> Result<(), ParamError> {
+        // `gamma = inf` is allowed (hard constraints).
         if self.gamma.is_nan() || self.gamma <= 0.0 {
-            return bad(format!("gamma must be positive, got {}", self.gamma));
-        }
-        if self.max_iter == 0 {
-            return bad("max_iter must be positive".into());
-        }
-        if !(self.convergence_threshold.is_finite() && self.convergence_threshold >= 0.0) {
-            return bad(format!(
-                "convergence_threshold must be finite and non-negative, got {}",
-                self.convergence_threshold
+            return Err(ParamError::new(
+                "gamma",
+                format!("must be positive, got {}", self.gamma),
             ));
         }
-        if self.num_constraints == Some(0) {
-            return bad("num_constraints must be positive".into());
-        }
+        params::at_least_one("max_iter", self.max_iter)?;
+        params::non_negative("convergence_threshold", self.convergence_threshold)?;
+        params::if_given(self.num_constraints, |n| {
+            params::at_least_one("num_constraints", n as u64)
+        })?;
         let (lo, hi) = (self.lower_percentile, self.upper_percentile);
-        if !((0.0..=100.0).contains(&lo) && (0.0..=100.0).contains(&hi) && lo < hi) {
-            return bad(format!(
-                "percentiles must satisfy 0 <= lower < upper <= 100, got {lo} and {hi}"
+        for (param, v) in [("lower_percentile", lo), ("upper_percentile", hi)] {
+            if !(0.0..=100.0).contains(&v) {
+                return Err(ParamError::new(
+                    param,
+                    format!("must lie in [0, 100], got {v}"),
+                ));
+            }
+        }
+        if lo >= hi {
+            return Err(ParamError::new(
+                "upper_percentile",
+                format!("must exceed lower_percentile ({lo}), got {hi}"),
             ));
         }
-        if self.threshold_pairs == 0 {
-            return bad("threshold_pairs must be >= 1".into());
-        }
-        Ok(())
+        params::at_least_one("threshold_pairs", self.threshold_pairs as u64)
     }
 }
 
@@ -281,7 +282,7 @@ impl<'a> ItmlSolver<'a> {
         config: &ItmlConfig,
         rng: &mut Rng,
     ) -> Result<Self, AlgoError> {
-        config.validate()?;
+        config.check()?;
         if train.x.data().iter().any(|v| !v.is_finite()) {
             return Err(AlgoError::Data(dyad_core::CoreError::Invalid(
                 "features contain NaN or infinite values".into(),
@@ -468,7 +469,7 @@ impl Ranker for ItmlConfig {
         rng: &mut Rng,
         obs: &mut dyn Observer,
     ) -> Result<(), AlgoError> {
-        self.validate()?;
+        self.check()?;
         // Bounds and constraints are part of training: on the clock.
         drive(schedule, obs, || {
             Ok(ItmlRun {
@@ -703,25 +704,42 @@ mod tests {
                 ..Default::default()
             },
         ];
-        for cfg in bad {
-            assert!(
-                matches!(cfg.validate(), Err(AlgoError::Param(_))),
-                "{cfg:?}"
-            );
+        let names = [
+            "gamma",
+            "gamma",
+            "max_iter",
+            "convergence_threshold",
+            "num_constraints",
+            "upper_percentile",
+            "threshold_pairs",
+        ];
+        assert_eq!(bad.len(), names.len());
+        for (cfg, param) in bad.into_iter().zip(names) {
+            assert_eq!(cfg.check().unwrap_err().param, param, "{cfg:?}");
             let err = cfg.fit(
                 &nuisance_data(10, 0, 1),
                 &Schedule::last_only(1),
                 &mut seeded(1),
                 &mut NullObserver,
             );
-            assert!(matches!(err, Err(AlgoError::Param(_))));
+            assert!(matches!(err, Err(AlgoError::InvalidParam(ref e)) if e.param == param));
         }
+        assert_eq!(
+            ItmlConfig {
+                lower_percentile: -1.0,
+                ..Default::default()
+            }
+            .check()
+            .unwrap_err()
+            .param,
+            "lower_percentile"
+        );
         assert!(
             ItmlConfig {
                 gamma: f64::INFINITY,
                 ..Default::default()
             }
-            .validate()
+            .check()
             .is_ok()
         );
         let nan =

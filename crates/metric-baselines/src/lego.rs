@@ -171,9 +171,10 @@ pub fn distance_thresholds(
     rng: &mut Rng,
 ) -> Result<Thresholds, AlgoError> {
     let n = train.n();
-    if n < 2 || pairs == 0 {
-        return Err(AlgoError::Param(
-            "distance thresholds need two rows and at least one pair".into(),
+    dyad_kernels::params::at_least_one("threshold_pairs", pairs as u64)?;
+    if n < 2 {
+        return Err(AlgoError::data(
+            "distance thresholds need at least two rows",
         ));
     }
     let mut z = SparseVec::default();
@@ -699,6 +700,32 @@ mod tests {
                 matches!(err, Err(AlgoError::InvalidParam(_))),
                 "{cfg:?} accepted"
             );
+        }
+        for (cfg, param) in [
+            (
+                LegoConfig {
+                    lower_percentile: -1.0,
+                    ..Default::default()
+                },
+                "lower_percentile",
+            ),
+            (
+                LegoConfig {
+                    lower_percentile: 50.0,
+                    upper_percentile: 50.0,
+                    ..Default::default()
+                },
+                "upper_percentile",
+            ),
+            (
+                LegoConfig {
+                    threshold_pairs: 0,
+                    ..Default::default()
+                },
+                "threshold_pairs",
+            ),
+        ] {
+            assert_eq!(cfg.check().unwrap_err().param, param);
         }
         let one_class = LabeledSet::from_dense_rows(&[vec![1.0], vec![2.0]], vec![0, 0], 1);
         let err = LegoConfig::default().fit(

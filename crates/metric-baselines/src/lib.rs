@@ -22,6 +22,3 @@ pub static SOLVERS: dyad_kernels::Solvers = dyad_kernels::Solvers {
         itml::SOLVER,
     ],
 };
-
-// The configurations checked by their own `validate()`.
-dyad_kernels::checked_by_validate!(itml::ItmlConfig,);

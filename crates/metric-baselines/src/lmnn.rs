@@ -1855,6 +1855,24 @@ mod tests {
             );
         }
         assert!(LmnnConfig::default().check().is_ok());
+        for (cfg, param) in [
+            (
+                LmnnConfig {
+                    step_grow: 0.9,
+                    ..Default::default()
+                },
+                "step_grow",
+            ),
+            (
+                LmnnConfig {
+                    step_shrink: 1.0,
+                    ..Default::default()
+                },
+                "step_shrink",
+            ),
+        ] {
+            assert_eq!(cfg.check().unwrap_err().param, param);
+        }
         // One class only; every class a singleton.
         let one = LabeledSet::from_dense_rows(&[vec![1.0, 0.0], vec![0.0, 1.0]], vec![0, 0], 1);
         let singles = LabeledSet::from_dense_rows(&[vec![1.0, 0.0], vec![0.0, 1.0]], vec![0, 1], 2);

@@ -277,7 +277,7 @@ pub fn objective_gradient(
         }));
     }
     if a.dim() != (d, d) {
-        return Err(AlgoError::Param(format!(
+        return Err(AlgoError::data(format!(
             "A is {:?}, expected {d} x {d}",
             a.dim()
         )));
@@ -824,6 +824,24 @@ mod tests {
                 matches!(err, Err(AlgoError::InvalidParam(_))),
                 "{cfg:?} accepted"
             );
+        }
+        for (cfg, param) in [
+            (
+                McmlConfig {
+                    growth: 0.5,
+                    ..Default::default()
+                },
+                "growth",
+            ),
+            (
+                McmlConfig {
+                    tol: f64::NAN,
+                    ..Default::default()
+                },
+                "tol",
+            ),
+        ] {
+            assert_eq!(cfg.check().unwrap_err().param, param);
         }
         let singletons = LabeledSet::from_dense_rows(&[vec![1.0], vec![2.0]], vec![0, 1], 2);
         let err = McmlConfig::default().fit(

@@ -180,6 +180,13 @@ mod tests {
     use rand::Rng as _;
     use sprs::CsVec;
 
+    #[test]
+    fn bad_parameters_are_named() {
+        assert!(DissimOasisConfig::default().check().is_ok());
+        let bad = DissimOasisConfig { c: f64::NAN };
+        assert_eq!(bad.check().unwrap_err().param, "c");
+    }
+
     fn random_sparse(d: usize, nnz: usize, rng: &mut Rng) -> CsVec<f64> {
         let mut idx: Vec<usize> = rand::seq::index::sample(rng, d, nnz).into_vec();
         idx.sort_unstable();

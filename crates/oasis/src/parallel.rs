@@ -124,6 +124,34 @@ mod tests {
     use super::*;
     use dyad_core::{Checkpoint, Scorer};
 
+    #[test]
+    fn bad_parameters_are_named() {
+        let ok = OasisParallelConfig {
+            c: 0.1,
+            rankers: 2,
+            precision: Precision::default(),
+        };
+        assert!(ok.check().is_ok());
+        for (cfg, param) in [
+            (
+                OasisParallelConfig {
+                    c: -1.0,
+                    ..ok.clone()
+                },
+                "c",
+            ),
+            (
+                OasisParallelConfig {
+                    rankers: 0,
+                    ..ok.clone()
+                },
+                "rankers",
+            ),
+        ] {
+            assert_eq!(cfg.check().unwrap_err().param, param);
+        }
+    }
+
     struct Capture(LabeledSet, Vec<f64>);
 
     impl Observer for Capture {

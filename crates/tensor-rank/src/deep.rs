@@ -251,7 +251,7 @@ impl Mlp {
     /// Scores of the rows of `x`.
     pub fn score(&self, x: ArrayView2<'_, f64>) -> Result<Array1<f64>, AlgoError> {
         if x.ncols() != self.mean.len() {
-            return Err(AlgoError::Param(format!(
+            return Err(AlgoError::data(format!(
                 "network of input dimension {} given {} features",
                 self.mean.len(),
                 x.ncols()

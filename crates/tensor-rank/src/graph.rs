@@ -285,10 +285,13 @@ impl Laplacian {
     pub fn from_knn(g: &KnnGraph, spec: &GraphSpec) -> Result<Laplacian, AlgoError> {
         let k = spec.k;
         if k == 0 || k > g.k() {
-            return Err(AlgoError::Param(format!(
-                "Laplacian: k = {k} must lie in 1..={} (the neighbours computed)",
-                g.k()
-            )));
+            return Err(AlgoError::param(
+                "k",
+                format!(
+                    "= {k} must lie in 1..={} (the neighbours computed) for the Laplacian",
+                    g.k()
+                ),
+            ));
         }
         let n = g.n();
         let sigma2: Vec<f64> = (0..n)
@@ -597,7 +600,7 @@ pub fn laplacian_for(
     match given {
         Some(g) if g.k() >= spec.k => {
             if g.n() != x.nrows() {
-                return Err(AlgoError::Param(format!(
+                return Err(AlgoError::data(format!(
                     "the given kNN graph has {} points but the data {}",
                     g.n(),
                     x.nrows()

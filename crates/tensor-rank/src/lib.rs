@@ -314,6 +314,17 @@ mod tests {
             .param,
             "momentum"
         );
+        assert_eq!(
+            KernelRankConfig {
+                max_n: 0,
+                ..Default::default()
+            }
+            .check()
+            .unwrap_err()
+            .param,
+            "max_n"
+        );
+        // A pair beyond the data is bad input (no parameter to name).
         let mut data = planted_classes(20, 3, 2, 1);
         data.input.train.above.push((3, 99));
         for m in all() {
@@ -323,7 +334,7 @@ mod tests {
                 &mut seeded(1),
                 &mut dyad_core::observe::NullObserver,
             );
-            assert!(r.is_err());
+            assert!(matches!(r, Err(AlgoError::Data(_))), "{r:?}");
         }
         // k not below n is an error, not a panic.
         let tiny = planted_classes(6, 2, 2, 1);

@@ -45,7 +45,7 @@ impl PairInput {
     pub fn check(&self) -> Result<(), AlgoError> {
         let n = self.n();
         if n == 0 || self.x.ncols() == 0 {
-            return Err(AlgoError::Param(format!(
+            return Err(AlgoError::data(format!(
                 "the feature matrix is empty ({} x {})",
                 n,
                 self.x.ncols()
@@ -63,7 +63,7 @@ impl PairInput {
         if let Some(g) = &self.neighbours
             && g.n() != n
         {
-            return Err(AlgoError::Param(format!(
+            return Err(AlgoError::data(format!(
                 "the given kNN graph has {} points but the data {n}",
                 g.n()
             )));
@@ -87,7 +87,7 @@ impl ScoreFunction {
         match self {
             ScoreFunction::Linear(w) => {
                 if x.ncols() != w.len() {
-                    return Err(AlgoError::Param(format!(
+                    return Err(AlgoError::data(format!(
                         "linear scorer of dimension {} given {} features",
                         w.len(),
                         x.ncols()

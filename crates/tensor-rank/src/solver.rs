@@ -63,12 +63,12 @@ impl Pairs {
     pub fn check(&self, n: usize, what: &str) -> Result<(), AlgoError> {
         for (i, j) in self.iter() {
             if i >= n || j >= n {
-                return Err(AlgoError::Param(format!(
+                return Err(AlgoError::data(format!(
                     "{what} pair ({i}, {j}) indexes beyond the {n} examples"
                 )));
             }
             if i == j {
-                return Err(AlgoError::Param(format!(
+                return Err(AlgoError::data(format!(
                     "{what} pair ({i}, {i}) compares an example with itself"
                 )));
             }

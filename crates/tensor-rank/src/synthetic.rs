@@ -43,7 +43,7 @@ pub fn class_pairs(
             from.len() * to.len()
         };
         if available < l {
-            return Err(AlgoError::Param(format!(
+            return Err(AlgoError::data(format!(
                 "{what}: {l} pairs requested but only {available} exist"
             )));
         }
@@ -52,7 +52,7 @@ pub fn class_pairs(
         while out.len() < l {
             attempts += 1;
             if attempts > 1000 + 100 * l {
-                return Err(AlgoError::Param(format!(
+                return Err(AlgoError::data(format!(
                     "{what}: could not draw {l} distinct pairs outside the excluded ones"
                 )));
             }
@@ -111,7 +111,7 @@ pub fn training_points(
     let mut out = Vec::with_capacity(c * per_category);
     for (k, mem) in members.iter_mut().enumerate() {
         if mem.len() < per_category {
-            return Err(AlgoError::Param(format!(
+            return Err(AlgoError::data(format!(
                 "category {k} has {} points, fewer than {per_category}",
                 mem.len()
             )));

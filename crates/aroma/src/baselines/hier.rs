@@ -46,7 +46,7 @@
 //! once the candidates' `f(y)` are computed ([`Scorer::candidate_terms`]).
 
 use dyad_core::{LabeledSet, Observer, Rng, Schedule, Scorer, SolverClock};
-use dyad_kernels::{AlgoError, Ranker};
+use dyad_kernels::{AlgoError, Checked, ParamError, Ranker, params};
 use serde::{Deserialize, Serialize};
 use sprs::{CsMat, CsVecView};
 
@@ -77,10 +77,10 @@ impl Hierarchy {
             Hierarchy::Blocks { size } => (0..c).map(|k| (k / size).to_string()).collect(),
             Hierarchy::Parents(p) => {
                 if p.len() != c {
-                    return Err(AlgoError::Param(format!(
-                        "HIER: {} parents given for {c} classes",
-                        p.len()
-                    )));
+                    return Err(AlgoError::param(
+                        "hierarchy.parents",
+                        format!("gives {} parents for the data's {c} classes", p.len()),
+                    ));
                 }
                 p.iter().map(|v| v.to_string()).collect()
             }
@@ -165,36 +165,33 @@ impl Default for HierConfig {
     }
 }
 
-impl HierConfig {
-    /// Check every parameter that needs no data (the `parents` length is checked at fit).
-    pub fn validate(&self) -> Result<(), AlgoError> {
-        let bad = |msg: String| Err(AlgoError::Param(format!("HIER: {msg}")));
+/// Every parameter that needs no data (the `parents` length is checked at fit).
+impl Checked for HierConfig {
+    fn check(&self) -> Result<(), ParamError> {
         match &self.hierarchy {
-            Hierarchy::Blocks { size: 0 } => return bad("blocks size must be positive".into()),
+            Hierarchy::Blocks { size: 0 } => {
+                return Err(ParamError::new(
+                    "hierarchy.blocks.size",
+                    "must be at least 1, got 0",
+                ));
+            }
             Hierarchy::NamePrefix { separator } if separator.is_empty() => {
-                return bad("name_prefix separator must not be empty".into());
+                return Err(ParamError::new(
+                    "hierarchy.name_prefix.separator",
+                    "must not be empty",
+                ));
             }
             _ => {}
         }
         if !(0.0..1.0).contains(&self.sibling_similarity) {
-            return bad(format!(
-                "sibling_similarity must lie in [0, 1), got {}",
-                self.sibling_similarity
+            return Err(ParamError::new(
+                "sibling_similarity",
+                format!("must lie in [0, 1), got {}", self.sibling_similarity),
             ));
         }
-        if !(self.l2 > 0.0 && self.l2.is_finite()) {
-            return bad(format!("l2 must be positive and finite, got {}", self.l2));
-        }
-        if self.max_iter == 0 {
-            return bad("max_iter must be positive".into());
-        }
-        if !(self.tolerance >= 0.0 && self.tolerance.is_finite()) {
-            return bad(format!(
-                "tolerance must be finite and non-negative, got {}",
-                self.tolerance
-            ));
-        }
-        Ok(())
+        params::positive("l2", self.l2)?;
+        params::at_least_one("max_iter", self.max_iter)?;
+        params::non_negative("tolerance", self.tolerance)
     }
 }
 
@@ -496,7 +493,7 @@ impl Ranker for HierConfig {
         _rng: &mut Rng,
         obs: &mut dyn Observer,
     ) -> Result<(), AlgoError> {
-        self.validate()?;
+        self.check()?;
         if train.n() == 0 {
             return Err(AlgoError::Data(dyad_core::CoreError::Invalid(
                 "HIER needs training rows".into(),
@@ -779,11 +776,19 @@ mod tests {
                 ..Default::default()
             },
         ];
-        for cfg in bad {
-            assert!(
-                matches!(cfg.validate(), Err(AlgoError::Param(_))),
-                "{cfg:?}"
-            );
+        let names = [
+            "hierarchy.blocks.size",
+            "hierarchy.name_prefix.separator",
+            "sibling_similarity",
+            "sibling_similarity",
+            "l2",
+            "l2",
+            "max_iter",
+            "tolerance",
+        ];
+        assert_eq!(bad.len(), names.len());
+        for (cfg, param) in bad.into_iter().zip(names) {
+            assert_eq!(cfg.check().unwrap_err().param, param, "{cfg:?}");
         }
         let train = nuisance_data(10, 0, 1);
         let wrong = HierConfig {
@@ -797,7 +802,7 @@ mod tests {
                 &mut seeded(1),
                 &mut NullObserver
             ),
-            Err(AlgoError::Param(_))
+            Err(AlgoError::InvalidParam(e)) if e.param == "hierarchy.parents"
         ));
     }
 }

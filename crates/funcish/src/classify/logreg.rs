@@ -54,9 +54,9 @@
 //! LIBLINEAR (`tests/logreg_sklearn.rs`), a closed form (1-D, bisection) and the optimality
 //! condition.
 
-use dyad_kernels::AlgoError;
 use dyad_kernels::linalg::{axpy, dot};
 use dyad_kernels::params;
+use dyad_kernels::{AlgoError, Checked, ParamError};
 use ndarray::ArrayView2;
 use serde::{Deserialize, Serialize};
 
@@ -96,14 +96,16 @@ impl Default for LogRegConfig {
     }
 }
 
-impl LogRegConfig {
-    /// Rejects a non-positive or non-finite `tol` and `max_iter = 0`.
-    pub fn validate(&self) -> Result<(), AlgoError> {
-        params::positive("solver.tol", self.tol)?;
-        params::at_least_one("solver.max_iter", self.max_iter as u64)?;
-        Ok(())
+/// Rejects a non-positive or non-finite `tol` and `max_iter = 0` (named by their own names:
+/// [`super::NestedCvConfig`] names them under `solver`).
+impl Checked for LogRegConfig {
+    fn check(&self) -> Result<(), ParamError> {
+        params::positive("tol", self.tol)?;
+        params::at_least_one("max_iter", self.max_iter as u64)
     }
+}
 
+impl LogRegConfig {
     /// The number of weights for `d` features (`d + 1` with the bias).
     pub fn n_weights(&self, d: usize) -> usize {
         d + usize::from(self.bias)
@@ -294,23 +296,21 @@ fn check_inputs(
     p: usize,
 ) -> Result<(), AlgoError> {
     if y.len() != x.nrows() {
-        return Err(AlgoError::Param(format!(
+        return Err(AlgoError::data(format!(
             "logistic regression: {} labels for {} rows",
             y.len(),
             x.nrows()
         )));
     }
     if w.len() != p {
-        return Err(AlgoError::Param(format!(
+        return Err(AlgoError::data(format!(
             "logistic regression: weight vector of length {} for {p} weights",
             w.len()
         )));
     }
     params::positive("c", c).map_err(AlgoError::InvalidParam)?;
     if y.iter().any(|&v| v != 1.0 && v != -1.0) {
-        return Err(AlgoError::Param(
-            "logistic regression: labels must be ±1".into(),
-        ));
+        return Err(AlgoError::data("logistic regression: labels must be ±1"));
     }
     Ok(())
 }
@@ -330,8 +330,8 @@ pub fn fit_logreg(
     let p = cfg.n_weights(x.ncols());
     check_inputs(&x, y, c, w, p)?;
     if x.nrows() > 0 && x.row(0).to_slice().is_none() {
-        return Err(AlgoError::Param(
-            "logistic regression: rows must be contiguous (standard layout)".into(),
+        return Err(AlgoError::data(
+            "logistic regression: rows must be contiguous (standard layout)",
         ));
     }
     let prob = Problem {

@@ -83,8 +83,8 @@ pub use logreg::{FitReport, LogRegConfig, Workspace, fit_logreg, gradient, predi
 
 use dyad_core::auc::{auc, grouped_auc_permutation};
 use dyad_core::{Observer, Rng, Schedule, SolverClock, derive_seed, seeded};
-use dyad_kernels::AlgoError;
 use dyad_kernels::params;
+use dyad_kernels::{AlgoError, Checked, ParamError};
 use ndarray::{Array1, Array2, ArrayView2};
 use rand::Rng as _;
 use rand::seq::SliceRandom;
@@ -184,39 +184,28 @@ impl Default for NestedCvConfig {
     }
 }
 
-impl NestedCvConfig {
-    /// Checks every parameter without data: folds ≥ 2, a non-empty, positive, finite, strictly
-    /// increasing C grid, levels ≥ 1, and the solver's settings.
-    pub fn validate(&self) -> Result<(), AlgoError> {
-        for (name, v) in [
-            ("outer_folds", self.outer_folds),
-            ("inner_folds", self.inner_folds),
-        ] {
-            if v < 2 {
-                return Err(
-                    params::ParamError::new(name, format!("must be at least 2, got {v}")).into(),
-                );
-            }
-        }
+/// Every parameter without data: folds ≥ 2, a non-empty, positive, finite, strictly
+/// increasing C grid, levels ≥ 1, and the solver's settings (under `solver`).
+impl Checked for NestedCvConfig {
+    fn check(&self) -> Result<(), ParamError> {
+        params::count_at_least("outer_folds", self.outer_folds as u64, 2)?;
+        params::count_at_least("inner_folds", self.inner_folds as u64, 2)?;
         if self.c_grid.is_empty() {
-            return Err(params::ParamError::new("c_grid", "must not be empty").into());
+            return Err(ParamError::new("c_grid", "must not be empty"));
         }
         for &c in &self.c_grid {
             params::positive("c_grid", c)?;
         }
         if self.c_grid.windows(2).any(|w| w[1] <= w[0]) {
-            return Err(params::ParamError::new(
+            return Err(ParamError::new(
                 "c_grid",
                 format!("must be strictly increasing, got {:?}", self.c_grid),
-            )
-            .into());
+            ));
         }
         params::at_least_one("levels", self.levels as u64)?;
-        self.solver.validate()
+        self.solver.check().map_err(|e| e.under("solver"))
     }
 }
-
-dyad_kernels::checked_by_validate!(NestedCvConfig, LogRegConfig);
 
 /// The input of the semantic phase.
 #[derive(Debug, Clone, Copy)]
@@ -391,8 +380,9 @@ fn row_scaled(
         Scaling::Raw | Scaling::Standardise => {}
         Scaling::Log1p => {
             if xs.iter().any(|&v| v <= -1.0) {
-                return Err(AlgoError::Param(
-                    "scaling = \"log1p\" needs features > -1".into(),
+                return Err(AlgoError::param(
+                    "scaling",
+                    "= \"log1p\" needs features > -1",
                 ));
             }
             xs.mapv_inplace(f64::ln_1p);
@@ -400,13 +390,17 @@ fn row_scaled(
         Scaling::L1PerLevel => {
             let d = xs.ncols();
             if !d.is_multiple_of(levels) || d < 2 * levels {
-                return Err(AlgoError::Param(format!(
-                    "scaling = \"l1_per_level\": {d} features are not {levels} levels of K words plus {levels} zero counts"
-                )));
+                return Err(AlgoError::param(
+                    "levels",
+                    format!(
+                        "= {levels} does not fit scaling = \"l1_per_level\": {d} features are not {levels} levels of K words plus {levels} zero counts"
+                    ),
+                ));
             }
             if xs.iter().any(|&v| v < 0.0) {
-                return Err(AlgoError::Param(
-                    "scaling = \"l1_per_level\" needs non-negative counts".into(),
+                return Err(AlgoError::param(
+                    "scaling",
+                    "= \"l1_per_level\" needs non-negative counts",
                 ));
             }
             let k = d / levels - 1;
@@ -514,25 +508,28 @@ fn nested_cv_in(
     seed: u64,
     row_space: bool,
 ) -> Result<NestedCvResult, AlgoError> {
-    cfg.validate()?;
+    cfg.check()?;
     let x = input.features;
     let (n, d) = x.dim();
     let n_cat = input.positives.len();
     if x.iter().any(|v| !v.is_finite()) {
-        return Err(AlgoError::Param("features must be finite".into()));
+        return Err(AlgoError::data("features must be finite"));
     }
     if n < cfg.outer_folds * cfg.inner_folds {
-        return Err(AlgoError::Param(format!(
-            "{n} images cannot fill {} outer × {} inner folds",
-            cfg.outer_folds, cfg.inner_folds
-        )));
+        return Err(AlgoError::param(
+            "outer_folds",
+            format!(
+                "× inner_folds ({} × {}) exceeds the {n} images",
+                cfg.outer_folds, cfg.inner_folds
+            ),
+        ));
     }
     let genes = if cfg.group_by_gene {
-        let g = input.genes.ok_or_else(|| {
-            AlgoError::Param("group_by_gene = true needs gene ids per image".into())
-        })?;
+        let g = input
+            .genes
+            .ok_or_else(|| AlgoError::param("group_by_gene", "= true needs gene ids per image"))?;
         if g.len() != n {
-            return Err(AlgoError::Param(format!(
+            return Err(AlgoError::data(format!(
                 "{} gene ids for {n} images",
                 g.len()
             )));
@@ -545,7 +542,7 @@ fn nested_cv_in(
     for (c, pos) in input.positives.iter().enumerate() {
         for &i in pos {
             if i >= n {
-                return Err(AlgoError::Param(format!(
+                return Err(AlgoError::data(format!(
                     "category {c}: positive image {i} out of range (n = {n})"
                 )));
             }
@@ -566,8 +563,9 @@ fn nested_cv_in(
         &mut seeded(derive_seed(seed, "funcish/outer")),
     );
     if outer.iter().any(|f| f.is_empty()) {
-        return Err(AlgoError::Param(
-            "an outer fold is empty (too few genes?)".into(),
+        return Err(AlgoError::param(
+            "outer_folds",
+            format!("= {k_out} leaves an outer fold empty (too few genes?)"),
         ));
     }
 
@@ -588,9 +586,10 @@ fn nested_cv_in(
             &mut seeded(derive_seed(seed, &format!("funcish/inner/{o}"))),
         );
         if inner.iter().any(|f| f.is_empty()) {
-            return Err(AlgoError::Param(format!(
-                "an inner fold of outer fold {o} is empty (too few genes?)"
-            )));
+            return Err(AlgoError::param(
+                "inner_folds",
+                format!("= {k_in} leaves an inner fold of outer fold {o} empty (too few genes?)"),
+            ));
         }
         // --- inner loop: selection scores ---
         for (v, val) in inner.iter().enumerate() {

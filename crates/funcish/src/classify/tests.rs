@@ -553,7 +553,7 @@ fn config_defaults_serde_and_validation() {
         (Scaling::Raw, SelectionMetric::Auc)
     );
     assert_eq!(cfg.solver.tol, 0.01);
-    cfg.validate().unwrap();
+    cfg.check().unwrap();
     let c: NestedCvConfig = serde_json::from_str(
         r#"{"scaling": "l1_per_level", "selection": "log_loss", "solver": {"tol": 0.001}}"#,
     )
@@ -564,17 +564,17 @@ fn config_defaults_serde_and_validation() {
     let bad = |f: &dyn Fn(&mut NestedCvConfig)| {
         let mut c = NestedCvConfig::default();
         f(&mut c);
-        c.validate().unwrap_err().to_string()
+        c.check().unwrap_err().param
     };
-    assert!(bad(&|c| c.outer_folds = 1).contains("outer_folds"));
-    assert!(bad(&|c| c.inner_folds = 0).contains("inner_folds"));
-    assert!(bad(&|c| c.c_grid = vec![]).contains("c_grid"));
-    assert!(bad(&|c| c.c_grid = vec![1.0, 0.1]).contains("c_grid"));
-    assert!(bad(&|c| c.c_grid = vec![0.0, 1.0]).contains("c_grid"));
-    assert!(bad(&|c| c.c_grid = vec![f64::NAN]).contains("c_grid"));
-    assert!(bad(&|c| c.levels = 0).contains("levels"));
-    assert!(bad(&|c| c.solver.tol = -1.0).contains("solver.tol"));
-    assert!(bad(&|c| c.solver.max_iter = 0).contains("solver.max_iter"));
+    assert_eq!(bad(&|c| c.outer_folds = 1), "outer_folds");
+    assert_eq!(bad(&|c| c.inner_folds = 0), "inner_folds");
+    assert_eq!(bad(&|c| c.c_grid = vec![]), "c_grid");
+    assert_eq!(bad(&|c| c.c_grid = vec![1.0, 0.1]), "c_grid");
+    assert_eq!(bad(&|c| c.c_grid = vec![0.0, 1.0]), "c_grid");
+    assert_eq!(bad(&|c| c.c_grid = vec![f64::NAN]), "c_grid");
+    assert_eq!(bad(&|c| c.levels = 0), "levels");
+    assert_eq!(bad(&|c| c.solver.tol = -1.0), "solver.tol");
+    assert_eq!(bad(&|c| c.solver.max_iter = 0), "solver.max_iter");
     use dyad_kernels::Checked;
     assert!(NestedCvConfig::default().check().is_ok());
 }

@@ -72,9 +72,9 @@
 use crate::sparse_pca::{check_data, pattern_fill_block};
 use crate::{SparsePca, SparsePcaModel, flops};
 use dyad_core::{Control, Flow, Observer, Rng, Schedule, Stepper, drive};
-use dyad_kernels::AlgoError;
 use dyad_kernels::linalg::{dot, gemm, thin_svd};
 use dyad_kernels::sampling::normal;
+use dyad_kernels::{AlgoError, Checked, ParamError, params};
 use ndarray::{Array1, Array2, ArrayView2};
 use serde::{Deserialize, Serialize};
 
@@ -154,33 +154,24 @@ impl Default for GPowerConfig {
     }
 }
 
-impl GPowerConfig {
-    /// Check every parameter (no data needed).
-    pub fn validate(&self) -> Result<(), AlgoError> {
-        let bad = |m: String| Err(AlgoError::Param(format!("GPower: {m}")));
-        if self.components == 0 {
-            return bad("components must be at least 1".into());
-        }
+impl Checked for GPowerConfig {
+    fn check(&self) -> Result<(), ParamError> {
+        params::at_least_one("components", self.components as u64)?;
         if !(self.rho.is_finite() && (0.0..1.0).contains(&self.rho)) {
-            return bad(format!("rho must lie in [0, 1), got {}", self.rho));
-        }
-        if !(self.tolerance.is_finite() && self.tolerance >= 0.0) {
-            return bad(format!(
-                "tolerance must be finite and >= 0, got {}",
-                self.tolerance
+            return Err(ParamError::new(
+                "rho",
+                format!("must lie in [0, 1), got {}", self.rho),
             ));
         }
-        if self.max_iter == 0 {
-            return bad("max_iter must be positive".into());
-        }
-        if let Some(f) = self.early_stop
-            && !(f > 0.0 && f <= 1.0)
-        {
-            return bad(format!("early_stop must lie in (0, 1], got {f}"));
-        }
-        Ok(())
+        params::non_negative("tolerance", self.tolerance)?;
+        params::at_least_one("max_iter", self.max_iter.into())?;
+        params::if_given(self.early_stop, |f| {
+            params::half_open_interval("early_stop", f, 0.0, 1.0)
+        })
     }
+}
 
+impl GPowerConfig {
     fn fills(&self) -> bool {
         self.pattern_filling
             .unwrap_or(self.mode == GPowerMode::Greedy && self.penalty == Penalty::L1)
@@ -724,16 +715,17 @@ impl SparsePca for GPowerConfig {
         rng: &mut Rng,
         obs: &mut dyn Observer<SparsePcaModel>,
     ) -> Result<(), AlgoError> {
-        self.validate()?;
-        check_data(data, "GPower", 1)?;
+        self.check()?;
+        check_data(data, "GPower")?;
         let (d, n) = data.dim();
         let m = self.components;
         match self.mode {
             GPowerMode::Greedy => {
                 if m > d {
-                    return Err(AlgoError::Param(format!(
-                        "GPower: {m} components from {d} variables"
-                    )));
+                    return Err(AlgoError::param(
+                        "components",
+                        format!("= {m} exceeds the data's {d} variables"),
+                    ));
                 }
                 drive(schedule, obs, || {
                     let mut g = Greedy {
@@ -763,9 +755,10 @@ impl SparsePca for GPowerConfig {
             }
             GPowerMode::Block => {
                 if m > n {
-                    return Err(AlgoError::Param(format!(
-                        "block GPower: {m} components need at least {m} samples, got {n}"
-                    )));
+                    return Err(AlgoError::param(
+                        "components",
+                        format!("= {m} needs at least {m} samples (block mode), got {n}"),
+                    ));
                 }
                 drive(schedule, obs, || {
                     let a = data.as_standard_layout().into_owned();
@@ -1095,7 +1088,7 @@ mod tests {
 
     #[test]
     fn invalid_parameters_are_rejected() {
-        for cfg in [
+        for (cfg, param) in [
             GPowerConfig {
                 components: 0,
                 ..Default::default()
@@ -1120,11 +1113,17 @@ mod tests {
                 tolerance: f64::NAN,
                 ..Default::default()
             },
-        ] {
-            assert!(
-                matches!(cfg.validate(), Err(AlgoError::Param(_))),
-                "{cfg:?}"
-            );
+        ]
+        .into_iter()
+        .zip([
+            "components",
+            "rho",
+            "rho",
+            "max_iter",
+            "early_stop",
+            "tolerance",
+        ]) {
+            assert_eq!(cfg.check().unwrap_err().param, param, "{cfg:?}");
         }
         let cfg = GPowerConfig {
             components: 5,
@@ -1138,6 +1137,6 @@ mod tests {
             &mut seeded(1),
             &mut Models::default(),
         );
-        assert!(matches!(err, Err(AlgoError::Param(_))));
+        assert!(matches!(err, Err(AlgoError::InvalidParam(ref e)) if e.param == "components"));
     }
 }

@@ -50,9 +50,9 @@
 use crate::{Decomposition, EmpiricalMoments, MomentTensor};
 pub use dyad_core::gmm::{GmmSpec, MixingWeights};
 use dyad_core::{Rng, derive_seed, seeded};
-use dyad_kernels::AlgoError;
 use dyad_kernels::linalg::{gemm, gemm_sym, sym_eigen};
 use dyad_kernels::sampling::{gamma, normal};
+use dyad_kernels::{AlgoError, Checked, ParamError, params};
 use ndarray::{Array1, Array2, ArrayView2, Axis};
 use rand::Rng as _;
 use serde::{Deserialize, Serialize};
@@ -177,27 +177,13 @@ impl MomentConfig {
             eigen_floor: default_floor(),
         }
     }
+}
 
-    pub fn validate(&self) -> Result<(), AlgoError> {
-        if self.components == 0 {
-            return Err(AlgoError::Param(
-                "moments: components must be positive".into(),
-            ));
-        }
-        if let Some(v) = self.variance
-            && !(v.is_finite() && v > 0.0)
-        {
-            return Err(AlgoError::Param(format!(
-                "moments: variance must be positive, got {v}"
-            )));
-        }
-        if !(self.eigen_floor.is_finite() && self.eigen_floor > 0.0) {
-            return Err(AlgoError::Param(format!(
-                "moments: eigen_floor must be positive, got {}",
-                self.eigen_floor
-            )));
-        }
-        Ok(())
+impl Checked for MomentConfig {
+    fn check(&self) -> Result<(), ParamError> {
+        params::at_least_one("components", self.components as u64)?;
+        params::if_given(self.variance, |v| params::positive("variance", v))?;
+        params::positive("eigen_floor", self.eigen_floor)
     }
 }
 
@@ -221,18 +207,22 @@ pub fn estimate_moments(
     x: ArrayView2<'_, f64>,
     cfg: &MomentConfig,
 ) -> Result<GmmMoments, AlgoError> {
-    cfg.validate()?;
+    cfg.check()?;
     let (n, d) = x.dim();
     if n < 2 || d == 0 || !x.iter().all(|v| v.is_finite()) {
-        return Err(AlgoError::Param(format!(
+        return Err(AlgoError::data(format!(
             "moments: need at least 2 finite samples of dimension >= 1, got {n} x {d}"
         )));
     }
     if cfg.variance.is_none() && cfg.components > d {
-        return Err(AlgoError::Param(format!(
-            "moments: sigma^2 = lambda_min(cov) needs K <= d (K = {}, d = {d}); pass the known variance",
-            cfg.components
-        )));
+        return Err(AlgoError::param(
+            "variance",
+            format!(
+                "must be given when components ({}) exceed the dimension {d} \
+                 (sigma^2 = lambda_min(cov) needs K <= d)",
+                cfg.components
+            ),
+        ));
     }
     let nf = n as f64;
     let k = cfg.components.min(d);
@@ -563,8 +553,27 @@ mod tests {
         let sample = sample_gmm(&spec, 1).unwrap();
         assert!(matches!(
             estimate_moments(sample.x.view(), &MomentConfig::new(5)),
-            Err(AlgoError::Param(_))
+            Err(AlgoError::InvalidParam(ref e)) if e.param == "variance"
         ));
+        for (cfg, param) in [
+            (MomentConfig::new(0), "components"),
+            (
+                MomentConfig {
+                    variance: Some(-1.0),
+                    ..MomentConfig::new(2)
+                },
+                "variance",
+            ),
+            (
+                MomentConfig {
+                    eigen_floor: 0.0,
+                    ..MomentConfig::new(2)
+                },
+                "eigen_floor",
+            ),
+        ] {
+            assert_eq!(cfg.check().unwrap_err().param, param);
+        }
         let cfg = MomentConfig {
             variance: Some(0.5),
             ..MomentConfig::new(5)

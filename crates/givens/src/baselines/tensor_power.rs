@@ -21,8 +21,8 @@
 use crate::tensor::Tensor3;
 use crate::{Decomposition, MomentTensor, TensorDecomposer, flops};
 use dyad_core::{Control, Flow, Observer, Rng, Schedule, Stepper, drive};
-use dyad_kernels::AlgoError;
 use dyad_kernels::sampling::unit_vector;
+use dyad_kernels::{AlgoError, Checked, ParamError, params};
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 
@@ -58,16 +58,13 @@ impl Default for TensorPowerConfig {
     }
 }
 
-impl TensorPowerConfig {
-    /// Check every parameter (no data needed).
-    pub fn validate(&self) -> Result<(), AlgoError> {
-        if self.restarts == 0 || self.iterations == 0 || self.components == Some(0) {
-            return Err(AlgoError::Param(format!(
-                "tensor power method: restarts, iterations and components must be positive, got {}, {}, {:?}",
-                self.restarts, self.iterations, self.components
-            )));
-        }
-        Ok(())
+impl Checked for TensorPowerConfig {
+    fn check(&self) -> Result<(), ParamError> {
+        params::at_least_one("restarts", self.restarts as u64)?;
+        params::at_least_one("iterations", self.iterations as u64)?;
+        params::if_given(self.components, |c| {
+            params::at_least_one("components", c as u64)
+        })
     }
 }
 
@@ -165,14 +162,15 @@ impl TensorDecomposer for TensorPowerConfig {
         rng: &mut Rng,
         obs: &mut dyn Observer<Decomposition>,
     ) -> Result<(), AlgoError> {
-        self.validate()?;
+        self.check()?;
         input.validate()?;
         let k = input.dim();
         let target = self.components.unwrap_or(k);
         if target > k {
-            return Err(AlgoError::Param(format!(
-                "tensor power method: {target} components from a {k}-dimensional tensor"
-            )));
+            return Err(AlgoError::param(
+                "components",
+                format!("= {target} exceeds the tensor's dimension {k}"),
+            ));
         }
         drive(schedule, obs, || {
             let (t, fl) = input.dense();
@@ -268,13 +266,41 @@ mod tests {
         assert_eq!(dec.flops, want);
         assert_eq!(flops::tpm_power_update(3), 54 + 18 + 9 + 1);
         assert_eq!(dec, run(4));
-        assert!(
-            TensorPowerConfig {
-                restarts: 0,
-                ..Default::default()
-            }
-            .validate()
-            .is_err()
+        for (cfg, param) in [
+            (
+                TensorPowerConfig {
+                    restarts: 0,
+                    ..Default::default()
+                },
+                "restarts",
+            ),
+            (
+                TensorPowerConfig {
+                    iterations: 0,
+                    ..Default::default()
+                },
+                "iterations",
+            ),
+            (
+                TensorPowerConfig {
+                    components: Some(0),
+                    ..Default::default()
+                },
+                "components",
+            ),
+        ] {
+            assert_eq!(cfg.check().unwrap_err().param, param);
+        }
+        let err = TensorPowerConfig {
+            components: Some(4),
+            ..Default::default()
+        }
+        .fit(
+            &MomentTensor::Dense(Tensor3::zeros(3)),
+            &Schedule::last_only(1),
+            &mut seeded(1),
+            &mut Models::default(),
         );
+        assert!(matches!(err, Err(AlgoError::InvalidParam(ref e)) if e.param == "components"));
     }
 }

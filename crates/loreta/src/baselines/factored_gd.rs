@@ -14,10 +14,11 @@
 
 use crate::losses::triplet_hinge;
 use crate::model::LowRankModel;
-use crate::{Init, InitSpec, budget_rank, check_rank, positive};
+use crate::{Init, InitSpec, budget_rank, check_memory, check_rank};
 use dyad_core::sampling::TripletSampler;
 use dyad_core::{Flow, LabeledSet, Observer, Rng, Schedule, Scorer, SparseVec, drive, steps};
-use dyad_kernels::{AlgoError, Ranker};
+use dyad_kernels::params::{at_least_one, positive};
+use dyad_kernels::{AlgoError, Checked, ParamError, Ranker};
 use serde::{Deserialize, Serialize};
 
 fn default_rank() -> usize {
@@ -65,30 +66,23 @@ impl Default for FactoredGdConfig {
     }
 }
 
-/// Validation shared by the factored baselines with an `init` and an `init_std`.
-pub(crate) fn validate_factored(
-    who: &str,
-    rank: usize,
-    init: Init,
-    init_std: f64,
-) -> Result<(), AlgoError> {
-    if rank == 0 {
-        return Err(AlgoError::Param(format!("{who}: rank must be positive")));
-    }
+/// The checks shared by the factored baselines with a `rank`, an `init` and an `init_std`.
+pub(crate) fn check_factored(rank: usize, init: Init, init_std: f64) -> Result<(), ParamError> {
+    at_least_one("rank", rank as u64)?;
     if init == Init::Zero {
-        return Err(AlgoError::Param(format!(
-            "{who}: init = \"zero\" is not supported (use identity or gaussian)"
-        )));
+        return Err(ParamError::new(
+            "init",
+            "\"zero\" is not supported here (use identity or gaussian)",
+        ));
     }
-    positive(&format!("{who}: init_std"), init_std)
+    positive("init_std", init_std)
 }
 
-impl FactoredGdConfig {
-    /// Check every parameter (no data needed).
-    pub fn validate(&self) -> Result<(), AlgoError> {
-        validate_factored("factored GD", self.rank, self.init, self.init_std)?;
-        crate::check_memory("factored GD", self.memory)?;
-        positive("factored GD: eta", self.eta)
+impl Checked for FactoredGdConfig {
+    fn check(&self) -> Result<(), ParamError> {
+        check_factored(self.rank, self.init, self.init_std)?;
+        check_memory(self.memory)?;
+        positive("eta", self.eta)
     }
 }
 
@@ -141,10 +135,16 @@ pub(crate) fn fit_naive_factored(
     rng: &mut Rng,
     obs: &mut dyn Observer,
     init: InitSpec,
-    rank: usize,
+    (rank, memory): (usize, Option<usize>),
     step_rule: impl Fn(f64, f64) -> f64 + Copy,
 ) -> Result<(), AlgoError> {
-    check_rank("naive factored learner", rank, train.dim(), train.dim())?;
+    check_rank(
+        "the naive factored learner",
+        memory,
+        rank,
+        train.dim(),
+        train.dim(),
+    )?;
     let sampler = TripletSampler::new(train)?;
     let row = |i: usize| train.x.outer_view(i).expect("sampled row in range");
     struct State<'r> {
@@ -189,7 +189,7 @@ impl Ranker for FactoredGdConfig {
         rng: &mut Rng,
         obs: &mut dyn Observer,
     ) -> Result<(), AlgoError> {
-        self.validate()?;
+        self.check()?;
         let eta = self.eta;
         let init = InitSpec {
             init: self.init,
@@ -197,7 +197,15 @@ impl Ranker for FactoredGdConfig {
             zero_updates: None,
         };
         let rank = budget_rank("factored GD", self.rank, self.memory, train.dim())?;
-        fit_naive_factored(train, schedule, rng, obs, init, rank, move |_, _| eta)
+        fit_naive_factored(
+            train,
+            schedule,
+            rng,
+            obs,
+            init,
+            (rank, self.memory),
+            move |_, _| eta,
+        )
     }
 
     fn is_iterative(&self) -> bool {
@@ -288,17 +296,55 @@ mod tests {
             |_, _| 1.0,
         );
         assert!(matches!(err, Err(AlgoError::Numerical(_))), "{err:?}");
-        for bad in [
-            FactoredGdConfig {
-                eta: 0.0,
-                ..Default::default()
-            },
-            FactoredGdConfig {
-                init: Init::Zero,
-                ..Default::default()
-            },
+        for (bad, param) in [
+            (
+                FactoredGdConfig {
+                    eta: 0.0,
+                    ..Default::default()
+                },
+                "eta",
+            ),
+            (
+                FactoredGdConfig {
+                    init: Init::Zero,
+                    ..Default::default()
+                },
+                "init",
+            ),
+            (
+                FactoredGdConfig {
+                    rank: 0,
+                    ..Default::default()
+                },
+                "rank",
+            ),
+            (
+                FactoredGdConfig {
+                    memory: Some(0),
+                    ..Default::default()
+                },
+                "memory",
+            ),
+            (
+                FactoredGdConfig {
+                    init_std: f64::NAN,
+                    ..Default::default()
+                },
+                "init_std",
+            ),
         ] {
-            assert!(matches!(bad.validate(), Err(AlgoError::Param(_))));
+            assert_eq!(bad.check().unwrap_err().param, param);
+            // Fit re-checks: the same error, not a panic.
+            let err = bad.fit(
+                &nuisance_data(10, 4, 1),
+                &Schedule::last_only(5),
+                &mut dyad_core::seeded(1),
+                &mut dyad_kernels::fixtures::Scores(nuisance_data(10, 4, 1), Vec::new()),
+            );
+            assert!(
+                matches!(err, Err(AlgoError::InvalidParam(ref e)) if e.param == param),
+                "{err:?}"
+            );
         }
     }
 }

@@ -27,9 +27,10 @@
 //! coefficients.
 
 use crate::labels::{draw_and_hinge, label_problem};
-use crate::{LabelRanker, LabelScorer, positive};
+use crate::{LabelRanker, LabelScorer};
 use dyad_core::{Flow, LabeledSet, Observer, Rng, Schedule, SparseVec, drive, steps};
-use dyad_kernels::AlgoError;
+use dyad_kernels::params::{at_least, if_given, positive};
+use dyad_kernels::{AlgoError, Checked, ParamError};
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 use sprs::CsVecView;
@@ -59,20 +60,14 @@ impl Default for GroupPerceptronConfig {
     }
 }
 
-impl GroupPerceptronConfig {
-    /// Check every parameter (no data needed).
-    pub fn validate(&self) -> Result<(), AlgoError> {
-        positive("group perceptron: eta", self.eta)?;
-        if let Some(p) = self.p
-            && !(p.is_finite() && p >= 2.0)
-        {
-            return Err(AlgoError::Param(format!(
-                "group perceptron: p must be finite and at least 2, got {p}"
-            )));
-        }
-        Ok(())
+impl Checked for GroupPerceptronConfig {
+    fn check(&self) -> Result<(), ParamError> {
+        positive("eta", self.eta)?;
+        if_given(self.p, |p| at_least("p", p, 2.0))
     }
+}
 
+impl GroupPerceptronConfig {
     /// The exponent used for dimension `d`.
     pub fn exponent(&self, d: usize) -> f64 {
         self.p.unwrap_or_else(|| (d as f64).ln().max(2.0))
@@ -181,7 +176,7 @@ impl LabelRanker for GroupPerceptronConfig {
         rng: &mut Rng,
         obs: &mut dyn Observer<dyn LabelScorer>,
     ) -> Result<(), AlgoError> {
-        self.validate()?;
+        self.check()?;
         let (n_labels, rows) = label_problem(train)?;
         let p = self.exponent(train.dim());
         struct State<'r> {
@@ -316,13 +311,19 @@ mod tests {
             .unwrap();
         let m = obs.maps();
         assert!(m[1] > 0.9 && m[1] > m[0] + 0.3, "{m:?}");
-        assert!(
-            GroupPerceptronConfig {
-                p: Some(1.5),
-                ..Default::default()
-            }
-            .validate()
-            .is_err()
-        );
+        let e = GroupPerceptronConfig {
+            p: Some(1.5),
+            ..Default::default()
+        }
+        .check()
+        .unwrap_err();
+        assert_eq!(e.param, "p");
+        let e = GroupPerceptronConfig {
+            eta: f64::INFINITY,
+            ..Default::default()
+        }
+        .check()
+        .unwrap_err();
+        assert_eq!(e.param, "eta");
     }
 }

@@ -37,7 +37,7 @@ use dyad_core::{
     Control, CoreError, Flow, LabeledSet, Observer, Rng, Schedule, Scorer, SparseVec, Stepper,
     drive, steps,
 };
-use dyad_kernels::{AlgoError, Ranker};
+use dyad_kernels::{AlgoError, Checked, ParamError, Ranker};
 use dyad_metric_baselines::lego::{
     LegoConfig, Relation, Thresholds, distance_thresholds, lego_step,
 };
@@ -108,7 +108,7 @@ fn column_map(dim: usize, features: &[usize]) -> Result<Vec<u32>, AlgoError> {
     let mut map = vec![u32::MAX; dim];
     for (new, &old) in features.iter().enumerate() {
         if old >= dim || map[old] != u32::MAX {
-            return Err(AlgoError::Param(format!(
+            return Err(AlgoError::data(format!(
                 "feature selection: column {old} out of range or repeated (dimension {dim})"
             )));
         }
@@ -195,20 +195,14 @@ impl Default for InfogainSelectedConfig {
     }
 }
 
-impl InfogainSelectedConfig {
-    /// Check every parameter (no data needed).
-    pub fn validate(&self) -> Result<(), AlgoError> {
-        if self.n_features == 0 {
-            return Err(AlgoError::Param(
-                "infogain selection: n_features must be positive".into(),
-            ));
-        }
-        use dyad_kernels::Checked;
+/// The full model's parameters are named under `model.oasis` or `model.lego`.
+impl Checked for InfogainSelectedConfig {
+    fn check(&self) -> Result<(), ParamError> {
+        dyad_kernels::params::at_least_one("n_features", self.n_features as u64)?;
         match &self.model {
-            FullModel::Oasis(c) => c.check()?,
-            FullModel::Lego(c) => c.check()?,
+            FullModel::Oasis(c) => c.check().map_err(|e| e.under("model.oasis")),
+            FullModel::Lego(c) => c.check().map_err(|e| e.under("model.lego")),
         }
-        Ok(())
     }
 }
 
@@ -325,7 +319,7 @@ impl Ranker for InfogainSelectedConfig {
         rng: &mut Rng,
         obs: &mut dyn Observer,
     ) -> Result<(), AlgoError> {
-        self.validate()?;
+        self.check()?;
         if train.n() == 0 || train.dim() == 0 {
             return Err(AlgoError::Data(CoreError::Invalid(
                 "infogain selection: empty training set".into(),
@@ -340,7 +334,10 @@ impl Ranker for InfogainSelectedConfig {
         match &self.model {
             FullModel::Oasis(config) => {
                 if config.psd == dyad_oasis::Psd::Every(0) {
-                    return Err(AlgoError::Param("psd = { every = N } needs N > 0".into()));
+                    return Err(AlgoError::param(
+                        "model.oasis.psd.every",
+                        "must be at least 1, got 0",
+                    ));
                 }
                 drive(schedule, obs, || {
                     Ok(OasisRun {
@@ -490,13 +487,22 @@ mod tests {
                 obs.seen
             );
         }
-        assert!(
-            InfogainSelectedConfig {
-                n_features: 0,
+        let e = InfogainSelectedConfig {
+            n_features: 0,
+            ..Default::default()
+        }
+        .check()
+        .unwrap_err();
+        assert_eq!(e.param, "n_features");
+        let e = InfogainSelectedConfig {
+            model: FullModel::Oasis(OasisConfig {
+                c: -1.0,
                 ..Default::default()
-            }
-            .validate()
-            .is_err()
-        );
+            }),
+            ..Default::default()
+        }
+        .check()
+        .unwrap_err();
+        assert_eq!(e.param, "model.oasis.c");
     }
 }

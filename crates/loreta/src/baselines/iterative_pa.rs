@@ -32,10 +32,11 @@
 use crate::labels::{draw_and_hinge, label_problem};
 use crate::losses::{multilabel_hinge, relevant_labels, triplet_hinge};
 use crate::model::LowRankModel;
-use crate::{Init, InitSpec, LabelRanker, LabelScorer, budget_rank, check_rank, positive};
+use crate::{Init, InitSpec, LabelRanker, LabelScorer, budget_rank, check_memory, check_rank};
 use dyad_core::sampling::TripletSampler;
 use dyad_core::{Flow, LabeledSet, Observer, Rng, Schedule, Scorer, SparseVec, drive, steps};
-use dyad_kernels::{AlgoError, Ranker};
+use dyad_kernels::params::{at_least_one, positive};
+use dyad_kernels::{AlgoError, Checked, ParamError, Ranker};
 use serde::{Deserialize, Serialize};
 
 fn default_rank() -> usize {
@@ -94,17 +95,14 @@ impl IterativePaConfig {
             zero_updates: self.zero_init_updates,
         }
     }
+}
 
-    /// Check every parameter (no data needed).
-    pub fn validate(&self) -> Result<(), AlgoError> {
-        crate::check_memory("iterative PA", self.memory)?;
-        if self.rank == 0 {
-            return Err(AlgoError::Param(
-                "iterative PA: rank must be positive".into(),
-            ));
-        }
-        positive("iterative PA: c", self.c)?;
-        self.init_spec().validate("iterative PA", self.rank)
+impl Checked for IterativePaConfig {
+    fn check(&self) -> Result<(), ParamError> {
+        check_memory(self.memory)?;
+        at_least_one("rank", self.rank as u64)?;
+        positive("c", self.c)?;
+        self.init_spec().check(self.rank)
     }
 }
 
@@ -162,9 +160,9 @@ impl Ranker for IterativePaConfig {
         rng: &mut Rng,
         obs: &mut dyn Observer,
     ) -> Result<(), AlgoError> {
-        self.validate()?;
+        self.check()?;
         let rank = budget_rank("iterative PA", self.rank, self.memory, train.dim())?;
-        check_rank("iterative PA", rank, train.dim(), train.dim())?;
+        check_rank("iterative PA", self.memory, rank, train.dim(), train.dim())?;
         let sampler = TripletSampler::new(train)?;
         let row = |i: usize| train.x.outer_view(i).expect("sampled row in range");
         struct State<'r> {
@@ -224,10 +222,10 @@ impl LabelRanker for IterativePaConfig {
         rng: &mut Rng,
         obs: &mut dyn Observer<dyn LabelScorer>,
     ) -> Result<(), AlgoError> {
-        self.validate()?;
+        self.check()?;
         let (n_labels, rows) = label_problem(train)?;
         let rank = budget_rank("iterative PA", self.rank, self.memory, train.dim())?;
-        check_rank("iterative PA", rank, n_labels, train.dim())?;
+        check_rank("iterative PA", self.memory, rank, n_labels, train.dim())?;
         struct State<'r> {
             model: LowRankModel,
             scores: Vec<f64>,
@@ -439,19 +437,44 @@ mod tests {
     #[test]
     fn invalid_parameters_are_rejected() {
         let train = nuisance_data(10, 2, 1);
-        for cfg in [
-            IterativePaConfig {
-                c: 0.0,
-                ..Default::default()
-            },
-            IterativePaConfig {
-                rank: 0,
-                ..Default::default()
-            },
-            IterativePaConfig {
-                rank: 7,
-                ..Default::default()
-            },
+        for (cfg, param) in [
+            (
+                IterativePaConfig {
+                    c: 0.0,
+                    ..Default::default()
+                },
+                "c",
+            ),
+            (
+                IterativePaConfig {
+                    rank: 0,
+                    ..Default::default()
+                },
+                "rank",
+            ),
+            (
+                IterativePaConfig {
+                    zero_init_updates: Some(1),
+                    rank: 2,
+                    ..Default::default()
+                },
+                "zero_init_updates",
+            ),
+            // Valid on its own, too high for 2 features: named at fit time.
+            (
+                IterativePaConfig {
+                    rank: 7,
+                    ..Default::default()
+                },
+                "rank",
+            ),
+            (
+                IterativePaConfig {
+                    memory: Some(1),
+                    ..Default::default()
+                },
+                "memory",
+            ),
         ] {
             let err = Ranker::fit(
                 &cfg,
@@ -460,7 +483,20 @@ mod tests {
                 &mut seeded(1),
                 &mut NullObserver,
             );
-            assert!(matches!(err, Err(AlgoError::Param(_))), "{cfg:?}");
+            assert!(
+                matches!(err, Err(AlgoError::InvalidParam(ref e)) if e.param == param),
+                "{cfg:?}: {err:?}"
+            );
         }
+        assert_eq!(
+            IterativePaConfig {
+                c: 0.0,
+                ..Default::default()
+            }
+            .check()
+            .unwrap_err()
+            .param,
+            "c"
+        );
     }
 }

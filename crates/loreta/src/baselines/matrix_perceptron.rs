@@ -17,9 +17,10 @@
 //! afterwards ties go to the lowest index. `eta` (1) and `C` (0.1) are chosen by CV.
 
 use crate::labels::{draw_and_hinge, label_problem};
-use crate::{LabelRanker, LabelScorer, positive};
+use crate::{LabelRanker, LabelScorer};
 use dyad_core::{Flow, LabeledSet, Observer, Rng, Schedule, SparseVec, drive, steps};
-use dyad_kernels::AlgoError;
+use dyad_kernels::params::positive;
+use dyad_kernels::{AlgoError, Checked, ParamError};
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 use sprs::CsVecView;
@@ -66,11 +67,10 @@ impl Default for MatrixPerceptronConfig {
     }
 }
 
-impl MatrixPerceptronConfig {
-    /// Check every parameter (no data needed).
-    pub fn validate(&self) -> Result<(), AlgoError> {
-        positive("matrix perceptron: eta", self.eta)?;
-        positive("matrix perceptron: c", self.c)
+impl Checked for MatrixPerceptronConfig {
+    fn check(&self) -> Result<(), ParamError> {
+        positive("eta", self.eta)?;
+        positive("c", self.c)
     }
 }
 
@@ -139,7 +139,7 @@ impl LabelRanker for MatrixPerceptronConfig {
         rng: &mut Rng,
         obs: &mut dyn Observer<dyn LabelScorer>,
     ) -> Result<(), AlgoError> {
-        self.validate()?;
+        self.check()?;
         let (n_labels, rows) = label_problem(train)?;
         struct State<'r> {
             model: DenseLabelModel,
@@ -244,13 +244,23 @@ mod tests {
         m.score_labels(p, &mut out);
         assert!((out[1] - out[2] - 1.0).abs() < 1e-12);
         assert_eq!((out[0], out[3]), (0.0, 0.0));
-        assert!(
-            MatrixPerceptronConfig {
-                eta: -1.0,
-                ..Default::default()
-            }
-            .validate()
-            .is_err()
-        );
+        for (bad, param) in [
+            (
+                MatrixPerceptronConfig {
+                    eta: -1.0,
+                    ..Default::default()
+                },
+                "eta",
+            ),
+            (
+                MatrixPerceptronConfig {
+                    c: 0.0,
+                    ..Default::default()
+                },
+                "c",
+            ),
+        ] {
+            assert_eq!(bad.check().unwrap_err().param, param);
+        }
     }
 }

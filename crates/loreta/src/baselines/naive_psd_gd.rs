@@ -13,13 +13,14 @@
 //! `O((nnz q + nnz(p+ - p-)) k)`. The reported model is the symmetric
 //! [`LowRankModel`].
 
-use super::factored_gd::validate_factored;
+use super::factored_gd::check_factored;
 use crate::losses::triplet_hinge;
 use crate::model::LowRankModel;
-use crate::{Init, InitSpec, budget_rank, check_rank, positive};
+use crate::{Init, InitSpec, budget_rank, check_memory, check_rank};
 use dyad_core::sampling::TripletSampler;
 use dyad_core::{Flow, LabeledSet, Observer, Rng, Schedule, Scorer, SparseVec, drive, steps};
-use dyad_kernels::{AlgoError, Ranker};
+use dyad_kernels::params::positive;
+use dyad_kernels::{AlgoError, Checked, ParamError, Ranker};
 use serde::{Deserialize, Serialize};
 
 fn default_rank() -> usize {
@@ -66,12 +67,11 @@ impl Default for NaivePsdGdConfig {
     }
 }
 
-impl NaivePsdGdConfig {
-    /// Check every parameter (no data needed).
-    pub fn validate(&self) -> Result<(), AlgoError> {
-        validate_factored("naive PSD GD", self.rank, self.init, self.init_std)?;
-        crate::check_memory("naive PSD GD", self.memory)?;
-        positive("naive PSD GD: eta", self.eta)
+impl Checked for NaivePsdGdConfig {
+    fn check(&self) -> Result<(), ParamError> {
+        check_factored(self.rank, self.init, self.init_std)?;
+        check_memory(self.memory)?;
+        positive("eta", self.eta)
     }
 }
 
@@ -111,9 +111,9 @@ impl Ranker for NaivePsdGdConfig {
         rng: &mut Rng,
         obs: &mut dyn Observer,
     ) -> Result<(), AlgoError> {
-        self.validate()?;
+        self.check()?;
         let rank = budget_rank("naive PSD GD", self.rank, self.memory, train.dim())?;
-        check_rank("naive PSD GD", rank, train.dim(), train.dim())?;
+        check_rank("naive PSD GD", self.memory, rank, train.dim(), train.dim())?;
         let sampler = TripletSampler::new(train)?;
         let row = |i: usize| train.x.outer_view(i).expect("sampled row in range");
         struct State<'r> {
@@ -226,13 +226,23 @@ mod tests {
         .unwrap();
         let (first, last) = (obs.seen[0].1, obs.seen[1].1);
         assert!(first < 0.85 && last > 0.95, "mAP {first} -> {last}");
-        assert!(
-            NaivePsdGdConfig {
-                init: Init::Zero,
-                ..Default::default()
-            }
-            .validate()
-            .is_err()
-        );
+        for (bad, param) in [
+            (
+                NaivePsdGdConfig {
+                    init: Init::Zero,
+                    ..Default::default()
+                },
+                "init",
+            ),
+            (
+                NaivePsdGdConfig {
+                    eta: -1.0,
+                    ..Default::default()
+                },
+                "eta",
+            ),
+        ] {
+            assert_eq!(bad.check().unwrap_err().param, param);
+        }
     }
 }

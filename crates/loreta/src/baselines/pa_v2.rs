@@ -12,10 +12,11 @@
 //! initialisation as LORETA's (`identity` or `gaussian`). Cost per step:
 //! `O((nnz q + nnz(p+ - p-)) k)`.
 
-use super::factored_gd::{fit_naive_factored, validate_factored};
-use crate::{Init, InitSpec, budget_rank, positive};
+use super::factored_gd::{check_factored, fit_naive_factored};
+use crate::{Init, InitSpec, budget_rank, check_memory};
 use dyad_core::{LabeledSet, Observer, Rng, Schedule};
-use dyad_kernels::{AlgoError, Ranker};
+use dyad_kernels::params::positive;
+use dyad_kernels::{AlgoError, Checked, ParamError, Ranker};
 use serde::{Deserialize, Serialize};
 
 fn default_rank() -> usize {
@@ -62,12 +63,11 @@ impl Default for PaV2Config {
     }
 }
 
-impl PaV2Config {
-    /// Check every parameter (no data needed).
-    pub fn validate(&self) -> Result<(), AlgoError> {
-        validate_factored("PA v2", self.rank, self.init, self.init_std)?;
-        crate::check_memory("PA v2", self.memory)?;
-        positive("PA v2: c", self.c)
+impl Checked for PaV2Config {
+    fn check(&self) -> Result<(), ParamError> {
+        check_factored(self.rank, self.init, self.init_std)?;
+        check_memory(self.memory)?;
+        positive("c", self.c)
     }
 }
 
@@ -79,7 +79,7 @@ impl Ranker for PaV2Config {
         rng: &mut Rng,
         obs: &mut dyn Observer,
     ) -> Result<(), AlgoError> {
-        self.validate()?;
+        self.check()?;
         let c = self.c;
         let init = InitSpec {
             init: self.init,
@@ -87,9 +87,15 @@ impl Ranker for PaV2Config {
             zero_updates: None,
         };
         let rank = budget_rank("PA v2", self.rank, self.memory, train.dim())?;
-        fit_naive_factored(train, schedule, rng, obs, init, rank, move |l, v| {
-            super::iterative_pa::pa_tau(c, l, v)
-        })
+        fit_naive_factored(
+            train,
+            schedule,
+            rng,
+            obs,
+            init,
+            (rank, self.memory),
+            move |l, v| super::iterative_pa::pa_tau(c, l, v),
+        )
     }
 
     fn is_iterative(&self) -> bool {
@@ -143,13 +149,19 @@ mod tests {
         };
         assert_eq!(run(1), run(1));
         assert_ne!(run(1), run(2));
-        assert!(
-            PaV2Config {
-                c: f64::NAN,
-                ..Default::default()
-            }
-            .validate()
-            .is_err()
-        );
+        let e = PaV2Config {
+            c: f64::NAN,
+            ..Default::default()
+        }
+        .check()
+        .unwrap_err();
+        assert_eq!(e.param, "c");
+        let e = PaV2Config {
+            init: Init::Zero,
+            ..Default::default()
+        }
+        .check()
+        .unwrap_err();
+        assert_eq!(e.param, "init");
     }
 }

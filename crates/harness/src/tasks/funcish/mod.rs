@@ -67,6 +67,7 @@ use dyad_funcish::classify::{
     CategoryClassifier, CategoryData, NestedCvConfig, NestedCvResult, nested_cv,
 };
 use dyad_funcish::similarity::{GeneSimilarity, SimilarityInput, gene_row, precision_curve, top_k};
+use dyad_kernels::Checked;
 use ndarray::Array2;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -245,7 +246,7 @@ impl<'de> Deserialize<'de> for FuncIshLr {
     }
 }
 
-impl dyad_kernels::Checked for FuncIshLr {
+impl Checked for FuncIshLr {
     fn check(&self) -> Result<(), dyad_kernels::ParamError> {
         use dyad_kernels::ParamError;
         if let Some(k) = self.words
@@ -1115,9 +1116,12 @@ impl Task for GeneRetrievalTask {
             .validate()
             .map_err(|e| input.error(&["gene_retrieval", "features"], e))?;
         let classifier = p.classifier.unwrap_or_default();
-        classifier
-            .validate()
-            .map_err(|e| input.error(&["gene_retrieval", "classifier"], e.to_string()))?;
+        classifier.check().map_err(|e| {
+            // The line of the parameter it names (or of its nearest written ancestor).
+            let mut path = vec!["gene_retrieval", "classifier"];
+            path.extend(e.param.split('.'));
+            input.error(&path, e.to_string())
+        })?;
         if p.k_max == 0 {
             return Err(input.error(&["gene_retrieval", "k_max"], "must be at least 1".into()));
         }
