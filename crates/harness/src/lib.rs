@@ -247,10 +247,21 @@ impl Workspace {
     pub fn export_cells(&self, plans: &[Plan], to: &Path) -> std::io::Result<Transfer> {
         let (cache, archive) = (self.cache(), Cache::at(to));
         let mut t = Transfer::default();
-        for key in plan_keys(plans) {
+        let mut seen = std::collections::BTreeSet::new();
+        for cell in plans.iter().flat_map(|p| &p.cells) {
+            let key = cell.key.as_str();
+            if !seen.insert(key) {
+                continue;
+            }
+            // An archived copy computed by older code gives way to the cache's cell when
+            // that one was computed (or re-stamped) by the current code: a `--recompute
+            // stale` keeps the key, so skipping every key held would keep the stale copy.
+            let stale_there = |c: &cache::CellResult| {
+                c.code == cell.code && archive.get(key).is_some_and(|a| a.code != cell.code)
+            };
             match cache.get(key) {
                 None => t.absent += 1,
-                Some(_) if archive.contains(key) => t.present += 1,
+                Some(c) if archive.contains(key) && !stale_there(&c) => t.present += 1,
                 Some(cell) => {
                     archive.put(&cell)?;
                     t.copied += 1;

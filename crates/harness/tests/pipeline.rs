@@ -2239,3 +2239,28 @@ fn restamp_trusts_only_code_proven_equivalent_by_an_identical_recompute() {
     );
     assert_eq!((s.computed, s.recomputed.len()), (0, 0));
 }
+
+/// An archived cell computed by older code gives way, on export, to the cache's copy computed
+/// by the current code under the same key (a `--recompute stale`); a current one stays.
+#[test]
+fn export_replaces_an_archived_cell_of_older_code_with_its_recompute() {
+    let f = fixture(SPEC);
+    let (plans, _) = plan_and_run(&f.ws, 2);
+    let cache = f.ws.cache();
+    let dir = tempfile::tempdir().unwrap();
+    let t = f.ws.export_cells(&plans, dir.path()).unwrap();
+    assert!(t.copied > 0 && t.present == 0);
+    let archive = dyad_harness::cache::Cache::at(dir.path());
+    let key = plans[0].cells[0].key.clone();
+    let mut old = archive.get(&key).unwrap();
+    old.code.insert("solver".into(), "before".into());
+    archive.put(&old).unwrap();
+    let again = f.ws.export_cells(&plans, dir.path()).unwrap();
+    assert_eq!((again.copied, again.present), (1, t.copied - 1));
+    assert_eq!(
+        archive.get(&key).unwrap().code,
+        cache.get(&key).unwrap().code
+    );
+    let third = f.ws.export_cells(&plans, dir.path()).unwrap();
+    assert_eq!((third.copied, third.present), (0, t.copied));
+}
