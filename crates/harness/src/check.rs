@@ -155,6 +155,8 @@ const TIE_ROUNDING: f64 = 1e-3;
 /// * a learner that starts at `W = 0` ([`dyad_kernels::Start::Zero`]) has, at step 0, the
 ///   constant scorer's mAP.
 ///
+/// and the pair-ranking task's checks ([`crate::sanity_pairs`]).
+///
 /// Tasks without probes yield nothing; [`sanity_summary`] says so.
 pub fn sanity(res: &ExperimentResults<'_>) -> Vec<SanityLine> {
     use crate::tasks::ranking::SANITY;
@@ -318,6 +320,7 @@ pub fn sanity(res: &ExperimentResults<'_>) -> Vec<SanityLine> {
             }
         }
     }
+    out.extend(crate::sanity_pairs::lines(res));
     out
 }
 

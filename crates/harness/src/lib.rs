@@ -27,6 +27,7 @@ pub mod registry;
 pub mod report;
 pub mod results;
 pub mod run;
+pub mod sanity_pairs;
 pub mod spec;
 pub mod srchash;
 pub mod tasks;

@@ -380,6 +380,11 @@ impl PairRanker for KernelRankConfig {
     fn is_iterative(&self) -> bool {
         true
     }
+
+    /// The start K = 0 scores every point alike.
+    fn starts_constant(&self) -> bool {
+        true
+    }
 }
 
 /// `E_KR(K)` of Eq. (18) for a dense `K` (any matrix; tests and references).
