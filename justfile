@@ -29,6 +29,16 @@ check: build
     {{dyad}} check --profile quick
     cargo bench --workspace --bench gates
 
+# The quick run in results/ (what `just check` computes) against the committed quick reference
+# results/references/quick/, cell by cell: a value changed without a version bump fails, named.
+compare-quick: build
+    {{dyad}} compare results/references/quick results --profile quick
+
+# Refresh the quick reference from the quick run in results/ after an intended change (a
+# version bump): see docs/running.md, "Comparing two runs".
+bless-quick: build
+    {{dyad}} compare results/references/quick results --profile quick --bless
+
 # Build the `dyad` binary (release, whole workspace, all targets: the same feature set as the
 # tests, so `just test` and `just reproduce` share one build of every dependency).
 build:

@@ -15,6 +15,7 @@ pub mod cache;
 pub mod check;
 pub mod claims;
 pub mod cluster;
+pub mod compare;
 pub mod data;
 pub mod edges;
 pub mod peers;
