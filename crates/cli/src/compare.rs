@@ -35,10 +35,7 @@ pub fn run(
     } else {
         say!("{}", compare::render(&report).trim_end());
     }
-    eprintln!(
-        "compared in {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
+    eprintln!("compared in {:.1} s", started.elapsed().as_secs_f64());
     if bless {
         let done = compare::bless(&report, &mut side_a, &side_b, all_specs)?;
         eprintln!(

@@ -143,9 +143,18 @@ fn compare_pairs_cells_across_versions_and_names_unexplained_changes() {
     assert_eq!(code, 0, "{report}");
     assert_eq!(count(&report, "identical"), 4, "{report}");
     assert_eq!(report["claims"][0]["changed"], false);
-    let euclid = line(&report, "Euclidean", 0)["key_b"].as_str().unwrap().to_string();
-    let oasis0 = line(&report, "OASIS", 0)["key_b"].as_str().unwrap().to_string();
-    let oasis1 = line(&report, "OASIS", 1)["key_b"].as_str().unwrap().to_string();
+    let euclid = line(&report, "Euclidean", 0)["key_b"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let oasis0 = line(&report, "OASIS", 0)["key_b"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let oasis1 = line(&report, "OASIS", 1)["key_b"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let euclid1 = line(&report, "Euclidean", 1)["key_b"]
         .as_str()
         .unwrap()
@@ -178,10 +187,8 @@ fn compare_pairs_cells_across_versions_and_names_unexplained_changes() {
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("Explained differences:"), "{out}");
     assert!(
-        out.contains(&format!(
-            "demo/fig c10 OASIS r0 [{}]: ",
-            &oasis0[..10]
-        )) && out.contains(&format!("solver version {v} → {}", v + 1)),
+        out.contains(&format!("demo/fig c10 OASIS r0 [{}]: ", &oasis0[..10]))
+            && out.contains(&format!("solver version {v} → {}", v + 1)),
         "{out}"
     );
     assert!(!out.contains("UNEXPLAINED differences"), "{out}");
@@ -232,7 +239,10 @@ fn compare_pairs_cells_across_versions_and_names_unexplained_changes() {
     assert!(out.contains("FAIL: 2 cells changed value"), "{out}");
     let (code, report) = ws.json();
     assert_eq!(code, 1);
-    assert_eq!(line(&report, "OASIS", 1)["explanation"], "code_without_version");
+    assert_eq!(
+        line(&report, "OASIS", 1)["explanation"],
+        "code_without_version"
+    );
     assert_eq!(line(&report, "Euclidean", 1)["explanation"], "nothing");
 
     // Blessing makes the reference hold B's cells: then nothing differs, and a cell identical

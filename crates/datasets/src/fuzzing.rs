@@ -11,9 +11,12 @@
 use crate::formats::expr_text::{Lines, parse_finite, parse_uint, split_csv, split_tabs};
 use std::path::Path;
 
+/// What a fuzz target runs on each input.
+pub type Target = fn(&[u8]);
+
 /// Every target: its name (the fuzz target and the folder of its regression inputs) and the
 /// function it runs on each input.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("idx", idx),
     ("mat", mat),
     ("svmlight", svmlight),

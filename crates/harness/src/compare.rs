@@ -926,7 +926,7 @@ mod tests {
         let of = |c: &[Change]| Explanation::of(c);
         assert_eq!(of(&[code.clone(), version.clone()]), Explanation::Version);
         assert_eq!(of(&[code.clone(), data.clone()]), Explanation::Data);
-        assert_eq!(of(&[code.clone()]), Explanation::CodeWithoutVersion);
+        assert_eq!(of(std::slice::from_ref(&code)), Explanation::CodeWithoutVersion);
         assert_eq!(of(&[]), Explanation::Nothing);
         assert!(of(&[version]).explained() && of(&[data]).explained());
         assert!(!of(&[code]).explained() && !of(&[]).explained());
