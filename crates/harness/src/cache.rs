@@ -747,11 +747,17 @@ impl Cache {
     }
 }
 
+/// A cell result with one record, for tests elsewhere in the crate.
+#[cfg(test)]
+pub(crate) fn test_cell(key: &str) -> CellResult {
+    tests::cell(key)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn cell(key: &str) -> CellResult {
+    pub(super) fn cell(key: &str) -> CellResult {
         CellResult {
             format: RESULT_FORMAT_VERSION,
             key: key.into(),

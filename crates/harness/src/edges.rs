@@ -55,8 +55,9 @@ pub struct StationarityCount {
     pub fits: usize,
     /// The largest residual.
     pub max: f64,
-    /// Fits whose residual exceeds [`STATIONARY`] (or is not finite).
-    pub above: usize,
+    /// The plan's indices of the cells with a fit whose residual exceeds [`STATIONARY`] (or
+    /// is not a number), once per such fit.
+    pub above: Vec<usize>,
 }
 
 /// Numeric values of `param` over the candidates, ascending and distinct.
@@ -167,14 +168,14 @@ pub fn caps(res: &ExperimentResults<'_>) -> Vec<CapCount> {
 pub fn stationarity(res: &ExperimentResults<'_>) -> Vec<StationarityCount> {
     let plan = res.plan;
     let mut by: BTreeMap<usize, StationarityCount> = BTreeMap::new();
-    for (cell, r) in plan.cells.iter().zip(&res.cells) {
+    for (ci, (cell, r)) in plan.cells.iter().zip(&res.cells).enumerate() {
         let Some(r) = r else { continue };
         for x in r.records.iter().filter(|x| x.metric == "stationarity") {
             let c = by.entry(cell.solver).or_insert(StationarityCount {
                 solver: plan.solvers[cell.solver].label.clone(),
                 fits: 0,
                 max: 0.0,
-                above: 0,
+                above: Vec::new(),
             });
             c.fits += 1;
             c.max = if x.value.is_finite() {
@@ -182,7 +183,9 @@ pub fn stationarity(res: &ExperimentResults<'_>) -> Vec<StationarityCount> {
             } else {
                 f64::INFINITY
             };
-            c.above += usize::from(x.value.is_nan() || x.value > STATIONARY);
+            if x.value.is_nan() || x.value > STATIONARY {
+                c.above.push(ci);
+            }
         }
     }
     by.into_values().collect()
@@ -237,16 +240,16 @@ pub fn summary(res: &ExperimentResults<'_>) -> Option<String> {
         format!(
             "{}{} ends at a stationarity residual ‖∇E‖/‖∇E(0)‖ of at most {:.1e} over {} chosen \
              fits ({} above {STATIONARY:e})",
-            if x.above > 0 { "⚠ " } else { "" },
+            if x.above.is_empty() { "" } else { "⚠ " },
             x.solver,
             x.max,
             x.fits,
-            x.above
+            x.above.len()
         )
     }));
     let flagged = e.iter().filter(|x| x.flagged()).count()
         + c.iter().filter(|x| x.at_cap > 0).count()
-        + st.iter().filter(|x| x.above > 0).count();
+        + st.iter().filter(|x| !x.above.is_empty()).count();
     Some(format!(
         "Tuning and convergence{}: {}.",
         if flagged > 0 {

@@ -29,6 +29,7 @@ pub mod report;
 pub mod results;
 pub mod run;
 pub mod sanity_pairs;
+pub mod sanity_tasks;
 pub mod spec;
 pub mod srchash;
 pub mod tasks;

@@ -13,34 +13,28 @@ use crate::results::ExperimentResults;
 /// The pair-ranking checks of one experiment (none for other tasks).
 pub fn lines(res: &ExperimentResults<'_>) -> Vec<SanityLine> {
     let plan = res.plan;
+    let residuals = crate::edges::stationarity(res);
     let mut out = Vec::new();
     for (si, sv) in plan.solvers.iter().enumerate() {
-        let constant = crate::registry::solver(sv.name)
-            .and_then(|e| (e.build)(sv.params.clone()).ok())
+        let constant = sv
+            .built()
             .and_then(|b| {
                 b.family::<dyn dyad_tensor_rank::PairRanker>()
                     .map(|r| r.starts_constant())
             })
             .unwrap_or(false);
         let (mut start, mut start_bad, mut worst) = (0usize, Vec::new(), 0.0f64);
-        let (mut fits, mut fits_bad, mut largest) = (0usize, Vec::new(), 0.0f64);
         for (ci, cell) in plan.cells.iter().enumerate() {
-            if cell.solver != si {
+            if !constant || cell.solver != si {
                 continue;
             }
             let Some(r) = &res.cells[ci] else { continue };
             for x in &r.records {
-                if constant && x.step == 0 && x.metric == "tau" && x.set == "all" {
+                if x.step == 0 && x.metric == "tau" && x.set == "all" {
                     start += 1;
                     worst = worst.max(x.value.abs());
                     if x.value != 0.0 {
                         start_bad.push(crate::run::describe(plan, ci));
-                    }
-                } else if x.metric == "stationarity" {
-                    fits += 1;
-                    largest = largest.max(x.value);
-                    if x.value.is_nan() || x.value > crate::edges::STATIONARY {
-                        fits_bad.push(crate::run::describe(plan, ci));
                     }
                 }
             }
@@ -65,16 +59,21 @@ pub fn lines(res: &ExperimentResults<'_>) -> Vec<SanityLine> {
             start_bad,
             format!("{start} evaluations, largest |τ| {worst:.1e}"),
         );
-        push(
-            format!(
-                "{} ends at its optimum (‖∇E‖/‖∇E(0)‖ ≤ {:e})",
-                sv.label,
-                crate::edges::STATIONARY
-            ),
-            fits,
-            fits_bad,
-            format!("{fits} fits, largest residual {largest:.1e}"),
-        );
+        if let Some(st) = residuals.iter().find(|x| x.solver == sv.label) {
+            push(
+                format!(
+                    "{} ends at its optimum (‖∇E‖/‖∇E(0)‖ ≤ {:e})",
+                    sv.label,
+                    crate::edges::STATIONARY
+                ),
+                st.fits,
+                st.above
+                    .iter()
+                    .map(|&ci| crate::run::describe(plan, ci))
+                    .collect(),
+                format!("{} fits, largest residual {:.1e}", st.fits, st.max),
+            );
+        }
     }
     out
 }
