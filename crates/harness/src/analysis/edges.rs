@@ -9,7 +9,7 @@
 //! takes at least two distinct numeric values over the solver's `tune` candidates. Caps are
 //! read from the records `iterations` against the solver's `max_iter` parameter.
 
-use crate::results::ExperimentResults;
+use crate::analysis::results::ExperimentResults;
 use std::collections::BTreeMap;
 
 /// How often one tuned parameter of one solver instance was chosen at its grid's edges.

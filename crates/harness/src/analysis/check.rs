@@ -1,6 +1,6 @@
 //! `dyad check`: compare cached results with every spec's expectation bands.
 
-use crate::results::{ExperimentResults, Stat};
+use crate::analysis::results::{ExperimentResults, Stat};
 use crate::spec::{At, DataKind, Expectation, Selector};
 
 /// One expectation's outcome.
@@ -200,7 +200,7 @@ pub fn sanity(res: &ExperimentResults<'_>) -> Vec<SanityLine> {
                 };
                 worst = worst.max(dev);
                 if !good(rec.value) {
-                    bad.push(crate::run::describe(plan, plan_index(plan, cell)));
+                    bad.push(crate::engine::run::describe(plan, plan_index(plan, cell)));
                 }
             }
         }
@@ -322,7 +322,7 @@ pub fn sanity(res: &ExperimentResults<'_>) -> Vec<SanityLine> {
 }
 
 /// The index of `cell` in its plan (cells are compared by key).
-fn plan_index(plan: &crate::plan::Plan, cell: &crate::plan::Cell) -> usize {
+fn plan_index(plan: &crate::engine::plan::Plan, cell: &crate::engine::plan::Cell) -> usize {
     plan.cells
         .iter()
         .position(|c| c.key == cell.key)
