@@ -29,6 +29,16 @@ check: build
     {{dyad}} check --profile quick
     cargo bench --workspace --bench gates
 
+# The quick run in results/ (what `just check` computes) against the committed quick reference
+# results/references/quick/, cell by cell: a value changed without a version bump fails, named.
+compare-quick: build
+    {{dyad}} compare results/references/quick results --profile quick
+
+# Refresh the quick reference from the quick run in results/ after an intended change (a
+# version bump): see docs/running.md, "Comparing two runs".
+bless-quick: build
+    {{dyad}} compare results/references/quick results --profile quick --bless
+
 # Build the `dyad` binary (release, whole workspace, all targets: the same feature set as the
 # tests, so `just test` and `just reproduce` share one build of every dependency).
 build:
@@ -51,6 +61,34 @@ slurm-test: build
 # Criterion benchmarks.
 bench:
     cargo bench --workspace
+
+# A short fuzz smoke: every data-format fuzz target for `seconds` from its regression corpus
+# (fuzz/README.md). Needs a nightly toolchain and cargo-fuzz; says SKIPPED without them. The
+# `spec` target is left out (it builds the whole harness with sanitizers: `just fuzz spec`).
+fuzz-smoke seconds="10":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    if ! cargo +nightly --version >/dev/null 2>&1 || ! cargo fuzz --version >/dev/null 2>&1; then
+        echo "fuzz-smoke: SKIPPED (needs \`cargo +nightly\` and cargo-fuzz)"; exit 0
+    fi
+    cd fuzz
+    # A dev build (no optimisation) compiles faster, and a smoke needs no speed.
+    cargo +nightly fuzz build --dev
+    for dir in regressions/*/; do
+        t=$(basename "$dir")
+        [ "$t" = spec ] && continue
+        scratch=$(mktemp -d) log=$(mktemp)
+        if ! cargo +nightly fuzz run --dev "$t" "$scratch" "$dir" -- -max_total_time={{seconds}} -print_final_stats=1 >"$log" 2>&1; then
+            cat "$log"; echo "fuzz-smoke: target $t failed (crash input in fuzz/artifacts/$t/)"; exit 1
+        fi
+        echo "$t: $(grep -o 'number_of_executed_units: [0-9]*' "$log")"
+        rm -rf "$scratch" "$log"
+    done
+
+# Fuzz one target (fuzz/README.md) from its regression corpus until `runs` executions or
+# `seconds`, one job; `spec` builds with `--features spec`.
+fuzz target runs="1000000" seconds="3600":
+    cd fuzz && mkdir -p corpus/{{target}} && cargo +nightly fuzz run {{ if target == "spec" { "--features spec" } else { "" } }} {{target}} corpus/{{target}} regressions/{{target}} -- -runs={{runs}} -max_total_time={{seconds}} -print_final_stats=1
 
 fmt:
     cargo fmt --all

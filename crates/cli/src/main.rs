@@ -27,6 +27,8 @@ macro_rules! say {
     }};
 }
 
+mod compare;
+
 #[derive(Parser)]
 #[command(
     name = "dyad",
@@ -192,6 +194,31 @@ enum Command {
         /// Default: the profile of the last `run`/`reproduce` on these results, else `paper`.
         #[arg(long)]
         profile: Option<Profile>,
+    },
+    /// Compare two runs: A and B are results directories or cell archives (e.g. the committed
+    /// quick reference `results/references/quick` and `results` after a quick run). Cells of the
+    /// selected specs are paired by their identity without versions; per pair whether values
+    /// are identical (timings aside) and, where not, what explains it (a version bump, other
+    /// data, or nothing: unexplained); cells on one side only; headline metrics' paired
+    /// differences; claims' verdicts on each side. Exits 1 when a value changed without a
+    /// version bump (a changed code fingerprint alone does not explain it).
+    Compare {
+        /// The reference side: a results directory or a cell archive.
+        a: PathBuf,
+        /// The side compared with it: a results directory or a cell archive.
+        b: PathBuf,
+        /// Specs to compare (`oasis`, `oasis/fig5`; default: all).
+        targets: Vec<String>,
+        /// Default: the profile of the last `run`/`reproduce` on `--results`, else `paper`.
+        #[arg(long)]
+        profile: Option<Profile>,
+        /// The whole comparison as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+        /// Afterwards make A (a cell archive, created if absent) hold B's cells of the selected
+        /// specs: refreshes a reference after an intended change. Exits 0 when it succeeded.
+        #[arg(long)]
+        bless: bool,
     },
     /// Create (or update) the Python peers' virtual environment from peers/requirements.txt
     /// [default place: .venv-peers/, or $DYAD_PEERS_VENV].
@@ -361,6 +388,17 @@ fn real_main() -> Result<ExitCode> {
         }
         Command::Data { command } => data_command(&ws, command),
         Command::Peers => peers(),
+        Command::Compare {
+            a,
+            b,
+            targets,
+            profile,
+            json,
+            bless,
+        } => {
+            let profile = profile.unwrap_or_else(|| last_profile(&ws));
+            compare::run(&ws, &a, &b, &targets, profile, json, bless)
+        }
     }
 }
 

@@ -13,6 +13,7 @@ pub mod expression;
 pub mod fetch;
 pub mod formats;
 pub mod fsutil;
+pub mod fuzzing;
 pub mod gmm;
 pub mod go;
 pub mod identity;

@@ -280,6 +280,18 @@ struct KrRun {
     max_iter: u64,
     epsilon: f64,
     model: PairModel,
+    /// `‖∇E(0)‖_F`, the scale of the stationarity residual.
+    start_gradient: f64,
+    /// Scratch for the gradient (`n²`).
+    gradient: Vec<f64>,
+}
+
+impl KrRun {
+    /// `‖∇E‖_F` at the current point.
+    fn gradient_norm(&mut self) -> f64 {
+        self.newton.gradient(&self.problem, &mut self.gradient);
+        self.gradient.iter().map(|g| g * g).sum::<f64>().sqrt()
+    }
 }
 
 impl Stepper for KrRun {
@@ -308,6 +320,12 @@ impl Stepper for KrRun {
         self.model.objective = self.newton.objective;
         self.model.iterations = self.newton.iterations;
         self.model.inner_iterations = self.newton.inner_iterations;
+        let g = self.gradient_norm();
+        self.model.stationarity = Some(if self.start_gradient > 0.0 {
+            g / self.start_gradient
+        } else {
+            g
+        });
         Ok(show(&self.model))
     }
 }
@@ -344,18 +362,27 @@ impl PairRanker for KernelRankConfig {
             let l = laplacian_for(input.x.view(), &spec, input.neighbours.as_deref())?;
             let problem = KrProblem::new(l, self.lambda, &input.train);
             let newton = Newton::new(&problem, vec![0.0; n * n], settings);
-            Ok(KrRun {
+            let mut run = KrRun {
                 problem,
                 newton,
                 max_iter: self.max_iter,
                 epsilon: self.epsilon,
                 model: PairModel::from_scores(Array1::zeros(n)),
-            })
+                start_gradient: 0.0,
+                gradient: vec![0.0; n * n],
+            };
+            run.start_gradient = run.gradient_norm();
+            Ok(run)
         })?;
         Ok(())
     }
 
     fn is_iterative(&self) -> bool {
+        true
+    }
+
+    /// The start K = 0 scores every point alike.
+    fn starts_constant(&self) -> bool {
         true
     }
 }
@@ -374,7 +401,8 @@ pub const SOLVER: dyad_kernels::SolverEntry = dyad_kernels::SolverEntry {
     label: "KR (full)",
     description: "full kernel ranking: antisymmetric n x n K with lambda tr(K^T L K) (Eqs. 17-18), read-out Eq. 25; small n only (max_n)",
     family: crate::PAIR_RANKER,
-    version: 1,
+    // 2: the model carries its stationarity residual (recorded as `stationarity`).
+    version: 2,
     build: crate::pair_ranker_solver::<KernelRankConfig>,
 };
 
@@ -472,6 +500,59 @@ mod tests {
                 assert!((g[i * n + j] + g[j * n + i]).abs() < 1e-12);
             }
         }
+    }
+
+    #[test]
+    fn the_stationarity_residual_is_the_relative_gradient_norm_and_vanishes_at_the_optimum() {
+        let data = planted_classes(30, 3, 3, 4);
+        let cfg = KernelRankConfig {
+            lambda: 0.05,
+            k: 4,
+            ..Default::default()
+        };
+        let mut obs = dyad_kernels::fixtures::Models::<PairModel>::default();
+        cfg.fit(
+            &data.input,
+            &dyad_core::Schedule::new(vec![0, 1, 1_000_000]),
+            &mut seeded(0),
+            &mut obs,
+        )
+        .unwrap();
+        let seen: Vec<&PairModel> = obs.seen.iter().map(|(_, m)| m).collect();
+        assert_eq!(seen.len(), 3);
+        // Dense reference: ‖∇E‖_F from central differences of E along every antisymmetric
+        // direction E_ij − E_ji (whose derivative is 2 g_ij), so ‖g‖² = Σ_{i<j} d_ij² / 2.
+        let spec = graph_spec(cfg.k, cfg.connect, cfg.sigma, 1);
+        let l = laplacian_for(data.input.x.view(), &spec, None).unwrap();
+        let n = 30;
+        let grad_norm = |k: &Array2<f64>| {
+            let e = |k: &Array2<f64>| kr_energy(k.view(), &l, cfg.lambda, &data.input.train);
+            let h = 1e-5;
+            let mut sq = 0.0;
+            for i in 0..n {
+                for j in i + 1..n {
+                    let mut d = Array2::<f64>::zeros((n, n));
+                    d[[i, j]] = h;
+                    d[[j, i]] = -h;
+                    let fd = (e(&(k + &d)) - e(&(k - &d))) / (2.0 * h);
+                    sq += fd * fd / 2.0;
+                }
+            }
+            sq.sqrt()
+        };
+        let g0 = grad_norm(&Array2::zeros((n, n)));
+        assert_eq!(seen[0].stationarity, Some(1.0), "K = 0 is the start");
+        let Some(PairKernel::Dense(k1)) = &seen[1].kernel else {
+            panic!("full KR reports its kernel");
+        };
+        let (got, want) = (seen[1].stationarity.unwrap(), grad_norm(k1) / g0);
+        assert!(
+            want > 1e-3,
+            "one Newton step is not the optimum here: {want}"
+        );
+        assert!((got - want).abs() < 1e-6 * want.max(1.0), "{got} vs {want}");
+        let last = seen[2].stationarity.unwrap();
+        assert!(last < 1e-6, "the converged fit is stationary: {last}");
     }
 
     #[test]

@@ -153,6 +153,13 @@ pub trait PairRanker: Send + Sync {
 
     /// Whether training proceeds in steps (so early stopping over a checkpoint grid applies).
     fn is_iterative(&self) -> bool;
+
+    /// Whether the model reported at step 0 scores every point alike, so that its Kendall τ
+    /// is exactly 0 (ties count as neither concordant nor discordant): `dyad check`'s sanity
+    /// check of the pair-ranking task (issue 42 §2). Default: no.
+    fn starts_constant(&self) -> bool {
+        false
+    }
 }
 
 pub(crate) fn default_k() -> usize {
@@ -236,6 +243,34 @@ mod tests {
                 ..Default::default()
             }),
         ]
+    }
+
+    #[test]
+    fn a_learner_that_starts_constant_reports_constant_scores_at_step_0() {
+        let data = planted_classes(50, 3, 3, 1);
+        let mut claims = 0;
+        for m in all() {
+            let mut obs = Models::<PairModel>::default();
+            m.fit(
+                &data.input,
+                &Schedule::new(vec![0, 5]),
+                &mut seeded(4),
+                &mut obs,
+            )
+            .unwrap();
+            let (at, first) = &obs.seen[0];
+            assert_eq!(at.step, 0);
+            let s = first.scores.as_slice().unwrap();
+            let constant = s.iter().all(|&v| v == s[0]);
+            if m.starts_constant() {
+                claims += 1;
+                assert!(constant, "claims a constant start: {s:?}");
+            } else {
+                assert!(!constant, "a constant start it does not claim");
+            }
+        }
+        // RankSVM, SSR, TR, full KR and low-rank KR; DR starts from a random network.
+        assert_eq!(claims, all().len() - 1);
     }
 
     #[test]

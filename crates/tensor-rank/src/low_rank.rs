@@ -519,6 +519,11 @@ impl PairRanker for LowRankKrConfig {
     fn is_iterative(&self) -> bool {
         true
     }
+
+    /// The start B = ones, so K = B Q Bᵀ = 0 scores every point alike.
+    fn starts_constant(&self) -> bool {
+        true
+    }
 }
 
 /// The `lowrank-kr` entry of the solver list.

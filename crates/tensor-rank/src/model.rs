@@ -157,6 +157,10 @@ pub struct PairModel {
     pub iterations: u64,
     /// Inner work so far (CG iterations, line-search trials, minibatches).
     pub inner_iterations: u64,
+    /// Full KR only: the stationarity residual `‖∇E(K)‖_F / ‖∇E(0)‖_F`, the gradient's norm at
+    /// this point relative to its norm at the start `K = 0` (0 at the optimum of the convex
+    /// problem; issue 42 §4 asks it of every full-KR fit). `None` for the other methods.
+    pub stationarity: Option<f64>,
 }
 
 impl PairModel {
@@ -169,6 +173,7 @@ impl PairModel {
             objective: f64::NAN,
             iterations: 0,
             inner_iterations: 0,
+            stationarity: None,
         }
     }
 }

@@ -85,6 +85,11 @@ impl PairRanker for RankSvmConfig {
     fn is_iterative(&self) -> bool {
         true
     }
+
+    /// The start w = 0 scores every point alike.
+    fn starts_constant(&self) -> bool {
+        true
+    }
 }
 
 /// The `rank-svm` entry of the solver list.

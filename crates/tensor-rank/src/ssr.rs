@@ -123,6 +123,11 @@ impl PairRanker for SsrConfig {
     fn is_iterative(&self) -> bool {
         true
     }
+
+    /// The start w = 0 scores every point alike.
+    fn starts_constant(&self) -> bool {
+        true
+    }
 }
 
 /// The `ssr` entry of the solver list.

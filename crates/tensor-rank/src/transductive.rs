@@ -280,6 +280,11 @@ impl PairRanker for TransductiveConfig {
     fn is_iterative(&self) -> bool {
         true
     }
+
+    /// The start f = 0 scores every point alike.
+    fn starts_constant(&self) -> bool {
+        true
+    }
 }
 
 /// The `tr` entry of the solver list.

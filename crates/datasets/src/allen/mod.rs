@@ -177,10 +177,10 @@ fn header_columns(
 /// Read the data lines of a headed CSV, giving each line's fields in `required` order.
 fn headed_rows<T>(
     path: &Path,
+    mut lines: Lines,
     required: &[&str],
     mut row: impl FnMut(u64, &[&str], &[usize]) -> Result<T, DataError>,
 ) -> Result<Vec<T>, DataError> {
-    let mut lines = Lines::open(path)?;
     let cols = header_columns(path, &mut lines, required)?;
     let width = cols.iter().max().map_or(0, |&m| m + 1);
     let mut out = Vec::new();
@@ -229,8 +229,17 @@ fn uint_field(path: &Path, no: u64, column: usize, what: &str, f: &str) -> Resul
 
 /// Read `Probes.csv` (plain or gzip). Probe ids must be distinct.
 pub fn read_probes(path: &Path) -> Result<Vec<Probe>, DataError> {
+    probes_from_lines(path, Lines::open(path)?)
+}
+
+/// Parse `Probes.csv` bytes (plain or gzip); `path` names the source in errors.
+pub fn parse_probes(path: &Path, bytes: Vec<u8>) -> Result<Vec<Probe>, DataError> {
+    probes_from_lines(path, Lines::from_bytes(bytes))
+}
+
+fn probes_from_lines(path: &Path, lines: Lines) -> Result<Vec<Probe>, DataError> {
     let mut seen: HashMap<u64, u64> = HashMap::new();
-    headed_rows(path, &PROBE_COLUMNS, |no, f, cols| {
+    headed_rows(path, lines, &PROBE_COLUMNS, |no, f, cols| {
         let probe_id = uint_field(path, no, cols[0], "a probe id", f[0])?;
         if let Some(first) = seen.insert(probe_id, no) {
             return Err(DataError::line(
@@ -255,7 +264,22 @@ pub fn read_probes(path: &Path) -> Result<Vec<Probe>, DataError> {
 
 /// Read `SampleAnnot.csv` (plain or gzip).
 pub fn read_sample_annotations(path: &Path) -> Result<Vec<SampleAnnotation>, DataError> {
-    headed_rows(path, &SAMPLE_COLUMNS, |no, f, cols| {
+    sample_annotations_from_lines(path, Lines::open(path)?)
+}
+
+/// Parse `SampleAnnot.csv` bytes (plain or gzip); `path` names the source in errors.
+pub fn parse_sample_annotations(
+    path: &Path,
+    bytes: Vec<u8>,
+) -> Result<Vec<SampleAnnotation>, DataError> {
+    sample_annotations_from_lines(path, Lines::from_bytes(bytes))
+}
+
+fn sample_annotations_from_lines(
+    path: &Path,
+    lines: Lines,
+) -> Result<Vec<SampleAnnotation>, DataError> {
+    headed_rows(path, lines, &SAMPLE_COLUMNS, |no, f, cols| {
         let real = |i: usize| {
             parse_finite(f[i]).ok_or_else(|| {
                 DataError::line(
@@ -337,7 +361,38 @@ pub fn read_donors(
             samples,
         });
     }
+    assemble(&donors, collapse, |d| Lines::open(&d.expression))
+}
 
+/// One donor from the bytes of its three files (plain or gzip), named `donor`; errors name
+/// the files by their usual names ([`PROBES_FILE`], [`SAMPLES_FILE`], [`EXPRESSION_FILE`]).
+pub fn parse_donor(
+    probes: Vec<u8>,
+    samples: Vec<u8>,
+    expression: Vec<u8>,
+    collapse: ProbeCollapse,
+) -> Result<AllenExpression, DataError> {
+    let probes_path = PathBuf::from(PROBES_FILE);
+    let donor = Donor {
+        name: "donor".into(),
+        expression: PathBuf::from(EXPRESSION_FILE),
+        probes: parse_probes(&probes_path, probes)?,
+        probes_path,
+        samples: parse_sample_annotations(Path::new(SAMPLES_FILE), samples)?,
+    };
+    let mut expression = Some(expression);
+    assemble(&[donor], collapse, |_| {
+        Ok(Lines::from_bytes(expression.take().unwrap_or_default()))
+    })
+}
+
+/// The matrix of donors whose annotations are read; `open` gives each donor's expression
+/// lines, streamed in order.
+fn assemble(
+    donors: &[Donor],
+    collapse: ProbeCollapse,
+    mut open: impl FnMut(&Donor) -> Result<Lines, DataError>,
+) -> Result<AllenExpression, DataError> {
     // Output rows and the probe -> row map, from the (common) probe list.
     let probes = &donors[0].probes;
     let mut row_of_probe: Vec<Option<usize>> = Vec::with_capacity(probes.len());
@@ -388,17 +443,9 @@ pub fn read_donors(
     }
     let mut out = Array2::<f64>::zeros((rows, total));
     let mut offset = 0;
-    for d in &donors {
+    for d in donors {
         let s = d.samples.len();
-        stream_expression(
-            &d.expression,
-            &d.probes_path,
-            &probe_index,
-            &row_of_probe,
-            s,
-            offset,
-            &mut out,
-        )?;
+        stream_expression(d, open(d)?, &probe_index, &row_of_probe, offset, &mut out)?;
         if collapse == ProbeCollapse::MeanByGeneSymbol {
             for (r, &k) in probes_per_row.iter().enumerate() {
                 if k > 1 {
@@ -466,18 +513,18 @@ fn check_same_probes(first: &Donor, probes: &[Probe], path: &Path) -> Result<(),
     Ok(())
 }
 
-/// Stream one donor's `MicroarrayExpression.csv` into columns `offset..offset + s` of `out`,
-/// adding each probe's values to its output row.
+/// Stream one donor's `MicroarrayExpression.csv` (`lines`) into columns `offset..offset + s`
+/// of `out` (`s` its samples), adding each probe's values to its output row.
 fn stream_expression(
-    path: &Path,
-    probes_path: &Path,
+    donor: &Donor,
+    mut lines: Lines,
     probe_index: &HashMap<u64, usize>,
     row_of_probe: &[Option<usize>],
-    s: usize,
     offset: usize,
     out: &mut Array2<f64>,
 ) -> Result<(), DataError> {
-    let mut lines = Lines::open(path)?;
+    let (path, probes_path) = (donor.expression.as_path(), donor.probes_path.as_path());
+    let s = donor.samples.len();
     let mut seen_on: Vec<u64> = vec![0; row_of_probe.len()];
     let mut blank_since = None;
     while let Some((no, line)) = lines.next_line(path)? {

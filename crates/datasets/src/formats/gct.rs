@@ -73,7 +73,15 @@ fn count(
 
 /// Read a GCT 1.2 file (plain or gzip): ids from `Name`, gene names from `Description`.
 pub fn read_gct(path: &Path) -> Result<ExpressionSet, DataError> {
-    let mut lines = Lines::open(path)?;
+    gct_from_lines(path, Lines::open(path)?)
+}
+
+/// Parse GCT bytes (plain or gzip); `path` names the source in errors.
+pub fn parse_gct(path: &Path, bytes: Vec<u8>) -> Result<ExpressionSet, DataError> {
+    gct_from_lines(path, Lines::from_bytes(bytes))
+}
+
+fn gct_from_lines(path: &Path, mut lines: Lines) -> Result<ExpressionSet, DataError> {
     let (no, version) = require(&mut lines, path, "the GCT version line `#1.2`")?;
     if version.trim_end() != "#1.2" {
         return Err(DataError::line(
@@ -227,7 +235,15 @@ impl Res {
 
 /// Read a RES file (plain or gzip).
 pub fn read_res(path: &Path) -> Result<Res, DataError> {
-    let mut lines = Lines::open(path)?;
+    res_from_lines(path, Lines::open(path)?)
+}
+
+/// Parse RES bytes (plain or gzip); `path` names the source in errors.
+pub fn parse_res(path: &Path, bytes: Vec<u8>) -> Result<Res, DataError> {
+    res_from_lines(path, Lines::from_bytes(bytes))
+}
+
+fn res_from_lines(path: &Path, mut lines: Lines) -> Result<Res, DataError> {
     let (no, header) = require(
         &mut lines,
         path,
@@ -346,7 +362,23 @@ pub enum ClsNumbering {
 
 /// Read a categorical CLS file (plain or gzip) into one class per sample.
 pub fn read_cls(path: &Path, numbering: ClsNumbering) -> Result<Categorical, DataError> {
-    let mut lines = Lines::open(path)?;
+    cls_from_lines(path, Lines::open(path)?, numbering)
+}
+
+/// Parse CLS bytes (plain or gzip); `path` names the source in errors.
+pub fn parse_cls(
+    path: &Path,
+    bytes: Vec<u8>,
+    numbering: ClsNumbering,
+) -> Result<Categorical, DataError> {
+    cls_from_lines(path, Lines::from_bytes(bytes), numbering)
+}
+
+fn cls_from_lines(
+    path: &Path,
+    mut lines: Lines,
+    numbering: ClsNumbering,
+) -> Result<Categorical, DataError> {
     let (no, first) = require(&mut lines, path, "the CLS line `n_samples n_classes 1`")?;
     if first.trim_start().starts_with('#') {
         return Err(DataError::line(

@@ -662,7 +662,25 @@ pub fn read_gaf(
     onto: &Ontology,
     filter: &AnnotationFilter,
 ) -> Result<Annotations, DataError> {
-    let mut lines = Lines::open(path)?;
+    gaf_from_lines(path, Lines::open(path)?, onto, filter)
+}
+
+/// Parse GAF 2.x bytes (plain or gzip) against `onto`; `path` names the source in errors.
+pub fn parse_gaf_bytes(
+    bytes: Vec<u8>,
+    path: &Path,
+    onto: &Ontology,
+    filter: &AnnotationFilter,
+) -> Result<Annotations, DataError> {
+    gaf_from_lines(path, Lines::from_bytes(bytes), onto, filter)
+}
+
+fn gaf_from_lines(
+    path: &Path,
+    mut lines: Lines,
+    onto: &Ontology,
+    filter: &AnnotationFilter,
+) -> Result<Annotations, DataError> {
     let (mut pairs, mut unknown, mut negated) = (Vec::new(), 0, 0);
     while let Some((no, line)) = lines.next_line(path)? {
         if line.starts_with('!') || line.trim().is_empty() {

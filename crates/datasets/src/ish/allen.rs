@@ -59,7 +59,16 @@ pub fn read_gray(path: &Path) -> Result<Array2<f32>, DataError> {
 /// `(image path, gene)` per line of `images.csv`.
 pub fn read_index(dir: &Path) -> Result<Vec<(PathBuf, String)>, DataError> {
     let path = dir.join(INDEX);
-    let mut lines = Lines::open(&path)?;
+    index_from_lines(dir, Lines::open(&path)?)
+}
+
+/// Parse the bytes of `dir`'s `images.csv` (plain or gzip): `(image path, gene)` per line.
+pub fn parse_index(dir: &Path, bytes: Vec<u8>) -> Result<Vec<(PathBuf, String)>, DataError> {
+    index_from_lines(dir, Lines::from_bytes(bytes))
+}
+
+fn index_from_lines(dir: &Path, mut lines: Lines) -> Result<Vec<(PathBuf, String)>, DataError> {
+    let path = dir.join(INDEX);
     let Some((_, header)) = lines.next_line(&path)? else {
         return Err(DataError::Line {
             path,

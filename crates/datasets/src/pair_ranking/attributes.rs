@@ -137,7 +137,11 @@ fn codes(labels: &[i64]) -> (Vec<u32>, Vec<i64>) {
 
 /// Read a relative-attributes `data.mat` (module docs).
 pub fn read_relative_attributes(path: &Path) -> Result<OrderedSet, DataError> {
-    let mat = read_mat(path)?;
+    relative_attributes_from_mat(path, &read_mat(path)?)
+}
+
+/// Decode an already parsed relative-attributes `data.mat`; `path` names it in errors.
+pub fn relative_attributes_from_mat(path: &Path, mat: &MatFile) -> Result<OrderedSet, DataError> {
     let need = |n: &str| {
         mat.get(n).ok_or_else(|| {
             inconsistent(
@@ -179,7 +183,11 @@ pub fn read_relative_attributes(path: &Path) -> Result<OrderedSet, DataError> {
 
 /// Read a features + labels MAT file as class-ordered data (module docs, ETH-80 HOG).
 pub fn read_features_labels(path: &Path) -> Result<OrderedSet, DataError> {
-    let mat = read_mat(path)?;
+    features_labels_from_mat(path, &read_mat(path)?)
+}
+
+/// Decode an already parsed features + labels MAT file; `path` names it in errors.
+pub fn features_labels_from_mat(path: &Path, mat: &MatFile) -> Result<OrderedSet, DataError> {
     let missing = |what: &str, tried: &[&str]| {
         inconsistent(
             path,
@@ -192,9 +200,9 @@ pub fn read_features_labels(path: &Path) -> Result<OrderedSet, DataError> {
     };
     const LABELS: [&str; 3] = ["labels", "class_labels", "y"];
     const FEATURES: [&str; 3] = ["features", "feat", "X"];
-    let (ln, lv) = first(&mat, &LABELS).ok_or_else(|| missing("labels", &LABELS))?;
+    let (ln, lv) = first(mat, &LABELS).ok_or_else(|| missing("labels", &LABELS))?;
     let labels = vector(path, ln, lv)?;
-    let (fname, fv) = first(&mat, &FEATURES).ok_or_else(|| missing("features", &FEATURES))?;
+    let (fname, fv) = first(mat, &FEATURES).ok_or_else(|| missing("features", &FEATURES))?;
     let x = features(path, fname, fv, labels.len())?;
     let (group, distinct) = codes(&labels);
     let c = distinct.len();

@@ -155,6 +155,9 @@ const TIE_ROUNDING: f64 = 1e-3;
 /// * a learner that starts at `W = 0` ([`dyad_kernels::Start::Zero`]) has, at step 0, the
 ///   constant scorer's mAP.
 ///
+/// the pair-ranking task's checks ([`crate::analysis::sanity_pairs`]) and the other tasks' range,
+/// shared-value and identity checks ([`crate::analysis::sanity_tasks`]).
+///
 /// Tasks without probes yield nothing; [`sanity_summary`] says so.
 pub fn sanity(res: &ExperimentResults<'_>) -> Vec<SanityLine> {
     use crate::tasks::ranking::SANITY;
@@ -230,8 +233,8 @@ pub fn sanity(res: &ExperimentResults<'_>) -> Vec<SanityLine> {
         .filter(|&i| plan.solvers[i].name == "euclidean")
         .collect();
     for (si, sv) in plan.solvers.iter().enumerate() {
-        let start = crate::registry::solver(sv.name)
-            .and_then(|e| (e.build)(sv.params.clone()).ok())
+        let start = sv
+            .built()
             .and_then(|b| b.family::<dyn dyad_kernels::Ranker>().map(|r| r.start()))
             .unwrap_or(dyad_kernels::Start::Unstated);
         use dyad_kernels::Start;
@@ -318,6 +321,8 @@ pub fn sanity(res: &ExperimentResults<'_>) -> Vec<SanityLine> {
             }
         }
     }
+    out.extend(crate::analysis::sanity_pairs::lines(res));
+    out.extend(crate::analysis::sanity_tasks::lines(res));
     out
 }
 

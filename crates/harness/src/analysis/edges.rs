@@ -7,7 +7,9 @@
 //! task's hold-out choice) and the per-x-value records `chosen_<param>` of tasks that choose
 //! per x value (pair ranking's λ, k, width per labels-per-class). A parameter counts when it
 //! takes at least two distinct numeric values over the solver's `tune` candidates. Caps are
-//! read from the records `iterations` against the solver's `max_iter` parameter.
+//! read from the records `iterations` against the solver's `max_iter` parameter, and the
+//! stationarity residuals of convex fits (full KR's `‖∇E‖/‖∇E(0)‖`) from the records
+//! `stationarity`: one above [`STATIONARY`] is a fit that did not reach its optimum.
 
 use crate::analysis::results::ExperimentResults;
 use std::collections::BTreeMap;
@@ -40,6 +42,22 @@ pub struct CapCount {
     pub cap: u64,
     pub at_cap: usize,
     pub fits: usize,
+}
+
+/// A stationarity residual above this is not an optimum (Newton ends orders of magnitude
+/// lower: its stopping rule is a relative decrease of `E` below 1e-10).
+pub const STATIONARY: f64 = 1e-3;
+
+/// The stationarity residuals of a solver instance's chosen fits.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StationarityCount {
+    pub solver: String,
+    pub fits: usize,
+    /// The largest residual.
+    pub max: f64,
+    /// The plan's indices of the cells with a fit whose residual exceeds [`STATIONARY`] (or
+    /// is not a number), once per such fit.
+    pub above: Vec<usize>,
 }
 
 /// Numeric values of `param` over the candidates, ascending and distinct.
@@ -146,12 +164,40 @@ pub fn caps(res: &ExperimentResults<'_>) -> Vec<CapCount> {
     by.into_values().collect()
 }
 
-/// The report's line on grid edges and caps, `None` when the experiment tunes nothing and
-/// caps nothing.
+/// Stationarity residuals per solver instance with `stationarity` records.
+pub fn stationarity(res: &ExperimentResults<'_>) -> Vec<StationarityCount> {
+    let plan = res.plan;
+    let mut by: BTreeMap<usize, StationarityCount> = BTreeMap::new();
+    for (ci, (cell, r)) in plan.cells.iter().zip(&res.cells).enumerate() {
+        let Some(r) = r else { continue };
+        for x in r.records.iter().filter(|x| x.metric == "stationarity") {
+            let c = by.entry(cell.solver).or_insert(StationarityCount {
+                solver: plan.solvers[cell.solver].label.clone(),
+                fits: 0,
+                max: 0.0,
+                above: Vec::new(),
+            });
+            c.fits += 1;
+            c.max = if x.value.is_finite() {
+                c.max.max(x.value)
+            } else {
+                f64::INFINITY
+            };
+            if x.value.is_nan() || x.value > STATIONARY {
+                c.above.push(ci);
+            }
+        }
+    }
+    by.into_values().collect()
+}
+
+/// The report's line on grid edges, caps and stationarity, `None` when the experiment tunes
+/// nothing, caps nothing and records no residual.
 pub fn summary(res: &ExperimentResults<'_>) -> Option<String> {
     let e = edges(res);
     let c = caps(res);
-    if e.is_empty() && c.is_empty() {
+    let st = stationarity(res);
+    if e.is_empty() && c.is_empty() && st.is_empty() {
         return None;
     }
     let show = |v: f64| {
@@ -190,14 +236,27 @@ pub fn summary(res: &ExperimentResults<'_>) -> Option<String> {
             x.fits
         )
     }));
-    let flagged =
-        e.iter().filter(|x| x.flagged()).count() + c.iter().filter(|x| x.at_cap > 0).count();
+    parts.extend(st.iter().map(|x| {
+        format!(
+            "{}{} ends at a stationarity residual ‖∇E‖/‖∇E(0)‖ of at most {:.1e} over {} chosen \
+             fits ({} above {STATIONARY:e})",
+            if x.above.is_empty() { "" } else { "⚠ " },
+            x.solver,
+            x.max,
+            x.fits,
+            x.above.len()
+        )
+    }));
+    let flagged = e.iter().filter(|x| x.flagged()).count()
+        + c.iter().filter(|x| x.at_cap > 0).count()
+        + st.iter().filter(|x| !x.above.is_empty()).count();
     Some(format!(
         "Tuning and convergence{}: {}.",
         if flagged > 0 {
             format!(
                 " ({flagged} flagged ⚠: a choice on a grid edge in most cells is not shown to be \
-                 tuned, and a fit at its cap is not converged; verdicts resting on them say less)"
+                 tuned, and a fit at its cap or above the residual bound is not converged; verdicts \
+                 resting on them say less)"
             )
         } else {
             String::new()

@@ -11,6 +11,9 @@
 
 pub mod check;
 pub mod claims;
+pub mod compare;
 pub mod edges;
 pub mod results;
+pub mod sanity_pairs;
+pub mod sanity_tasks;
 pub mod stats;

@@ -627,12 +627,33 @@ impl Cache {
 
     /// The witnesses of code equivalence ([`Self::witness_equivalent`]): per code part
     /// (`task`, `solver`, `data`), the pairs (old fingerprint, new fingerprint) of cells that
-    /// were recomputed with the new code and reproduced the old cell exactly.
+    /// were recomputed with the new code and reproduced the old cell exactly, followed along
+    /// chains: witnesses A → B and B → C give A → C (code A reproduced by B, B by C), so a cell
+    /// of code A is re-stamped as C without recomputing one of A's cells again.
     pub fn equivalences(&self) -> std::collections::BTreeSet<(String, String, String)> {
         let text = std::fs::read_to_string(self.root.join(EQUIVALENT_CODE)).unwrap_or_default();
-        text.lines()
+        let direct: std::collections::BTreeSet<(String, String, String)> = text
+            .lines()
             .filter_map(|l| serde_json::from_str::<(String, String, String)>(l).ok())
-            .collect()
+            .collect();
+        let mut next: BTreeMap<(&str, &str), Vec<&str>> = BTreeMap::new();
+        for (part, from, to) in &direct {
+            next.entry((part, from)).or_default().push(to);
+        }
+        let mut out = std::collections::BTreeSet::new();
+        for (part, from, _) in &direct {
+            let mut stack = vec![from.as_str()];
+            let mut seen = std::collections::BTreeSet::new();
+            while let Some(fp) = stack.pop() {
+                for &to in next.get(&(part.as_str(), fp)).into_iter().flatten() {
+                    if seen.insert(to) {
+                        out.insert((part.clone(), from.clone(), to.to_string()));
+                        stack.push(to);
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// Records that the code of fingerprints `now` reproduced, exactly, a cell computed by the
@@ -645,11 +666,13 @@ impl Cache {
         now: &BTreeMap<String, String>,
     ) -> std::io::Result<()> {
         use std::io::Write as _;
+        let known = std::fs::read_to_string(self.root.join(EQUIVALENT_CODE)).unwrap_or_default();
         let lines: String = changed_parts(now, then)
             .map(|part| {
                 let row = (part, &then[part], &now[part]);
                 serde_json::to_string(&row).expect("strings") + "\n"
             })
+            .filter(|line| !known.lines().any(|k| k == line.trim_end()))
             .collect();
         if lines.is_empty() {
             return Ok(());
@@ -724,11 +747,17 @@ impl Cache {
     }
 }
 
+/// A cell result with one record, for tests elsewhere in the crate.
+#[cfg(test)]
+pub(crate) fn test_cell(key: &str) -> CellResult {
+    tests::cell(key)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn cell(key: &str) -> CellResult {
+    pub(super) fn cell(key: &str) -> CellResult {
         CellResult {
             format: RESULT_FORMAT_VERSION,
             key: key.into(),
@@ -898,6 +927,23 @@ mod tests {
         f.set_modified(std::time::SystemTime::now() - STALE_AFTER * 2)
             .unwrap();
         assert!(cache.holder(&remote).is_none());
+    }
+
+    #[test]
+    fn equivalence_witnesses_are_kept_once_and_followed_along_chains() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::new(dir.path());
+        let code = |fp: &str| BTreeMap::from([("solver".to_string(), fp.to_string())]);
+        cache.witness_equivalent(&code("a"), &code("b")).unwrap();
+        cache.witness_equivalent(&code("a"), &code("b")).unwrap();
+        cache.witness_equivalent(&code("b"), &code("c")).unwrap();
+        let text = std::fs::read_to_string(cache.root().join(EQUIVALENT_CODE)).unwrap();
+        assert_eq!(text.lines().count(), 2, "{text}");
+        let eq = cache.equivalences();
+        let has = |a: &str, b: &str| eq.contains(&("solver".into(), a.into(), b.into()));
+        assert!(has("a", "b") && has("b", "c") && has("a", "c"));
+        assert!(!has("c", "a") && !has("b", "a"), "a witness is one way");
+        assert_eq!(eq.len(), 3);
     }
 
     #[test]

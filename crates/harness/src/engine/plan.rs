@@ -95,6 +95,15 @@ pub struct Plan {
     pub cells: Vec<Cell>,
 }
 
+impl SolverInstance {
+    /// The learner built from its resolved parameters: what the sanity checks ask for its
+    /// stated properties (its start, whether it starts constant). `None` when its parameters
+    /// no longer build (planning refuses those, so only for hand-made plans).
+    pub fn built(&self) -> Option<dyad_kernels::solver::BuiltSolver> {
+        crate::registry::solver(self.name).and_then(|e| (e.build)(self.params.clone()).ok())
+    }
+}
+
 impl Plan {
     /// Whether any data set of the plan is a synthetic stand-in.
     pub fn any_synthetic(&self) -> bool {

@@ -2,7 +2,7 @@
 //! inputs written to a temporary directory, the script run in the peers' environment, and the
 //! models it reported at each checkpoint read back and handed to the observer.
 
-use super::npy::Array;
+use super::npy::{self, Array};
 use super::params::{PeerModel, PeerScript};
 use super::venv::{PeerEnv, tail};
 use dyad_core::sampling::TripletSampler;

@@ -59,7 +59,7 @@ impl Rect {
         let t = 0.1;
         o.x0 >= self.x0 - t && o.x1 <= self.x1 + t && o.y0 >= self.y0 - t && o.y1 <= self.y1 + t
     }
-    fn grow(&self, d: f64) -> Rect {
+    pub(crate) fn grow(&self, d: f64) -> Rect {
         Rect {
             x0: self.x0 - d,
             y0: self.y0 - d,

@@ -21,7 +21,7 @@ use super::layout::{
 };
 use super::layout::{Align, Layout, Rect};
 use super::png::{PNG_SCALE, SUPERSAMPLE, TEXT, downsample, encode_png, raster_label};
-use crate::analysis::stats::envelope;
+use crate::analysis::stats::{SlopeBound, envelope, power_fit, slope_bound};
 
 /// Distinct hues (the papers' figures use one per method): Tableau's ten, then two more.
 /// A plot's drawn solvers take them in spec order ([`Colours`]).

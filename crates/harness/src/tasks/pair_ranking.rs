@@ -54,6 +54,9 @@
 //!   learned `K_ij` instead of the read-out `f*` (spec §3.8's secondary reading: the paper
 //!   reads `f*` "for fair comparison", which "slightly reduced the performance"), over a
 //!   uniform subset of at most 1,000 points drawn per cell (`O(s²p)` pairs, not `O(n²p)`);
+//! * `stationarity` (set `all`, full KR only): `‖∇E(K)‖_F / ‖∇E(0)‖_F` of the chosen run,
+//!   the evidence that the convex full-KR fit reached its optimum (issue 42 §4; the report's
+//!   tuning-and-convergence line gives its largest value over the fits);
 //! * `solver_seconds`, `iterations` and, between the run's first report (after its set-up:
 //!   Laplacian, ordering) and its last, `seconds_per_iteration` and `trials_per_iteration`
 //!   (low-rank KR: Armijo trials; Newton solvers: CG iterations; DR: minibatches) of the
@@ -201,6 +204,14 @@ static METRICS: &[Metric] = &[
         higher_is_better: false,
         percent: false,
         description: "solver iterations of the chosen run (Newton iterations, gradient steps, epochs)",
+    },
+    Metric {
+        name: "stationarity",
+        label: "‖∇E‖/‖∇E(0)‖",
+        unit: "",
+        higher_is_better: false,
+        percent: false,
+        description: "full KR: the stationarity residual of the chosen run, its gradient norm relative to the start K = 0",
     },
     Metric {
         name: "seconds_per_iteration",
@@ -646,6 +657,8 @@ struct Point {
     inner: u64,
     /// KR methods: τ from `sign(K_ij)` on the subset.
     tau_sign: Option<f64>,
+    /// Full KR: `‖∇E‖ / ‖∇E(0)‖` at this point.
+    stationarity: Option<f64>,
 }
 
 /// Points on which `tau_sign` is evaluated (spec §3.8: `O(s² p)` for a subset of `s`).
@@ -725,6 +738,7 @@ impl Observer<PairModel> for Measure<'_> {
                 .kernel
                 .as_ref()
                 .map(|k| sign_tau(k, self.sign_subset, self.truth)),
+            stationarity: model.stationarity,
         });
         self.last_seconds = at.solver_seconds;
         self.eval_seconds += t.elapsed().as_secs_f64();
@@ -1026,6 +1040,10 @@ impl CellProtocol for PairRankingCell {
             if let Some(ts) = chosen.tau_sign {
                 out.records
                     .push(rec("all", "tau_sign", step, secs, coord.clone(), ts));
+            }
+            if let Some(r) = chosen.stationarity {
+                out.records
+                    .push(rec("all", "stationarity", step, secs, coord.clone(), r));
             }
             out.records.push(rec(
                 "all",

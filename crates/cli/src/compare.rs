@@ -1,0 +1,56 @@
+//! `dyad compare A B`: see [`dyad_harness::analysis::compare`].
+
+use anyhow::{Context, Result};
+use dyad_harness::Workspace;
+use dyad_harness::analysis::compare::{self, Side};
+use dyad_harness::spec::profile::Profile;
+use std::path::Path;
+use std::process::ExitCode;
+
+pub fn run(
+    ws: &Workspace,
+    a: &Path,
+    b: &Path,
+    targets: &[String],
+    profile: Profile,
+    json: bool,
+    bless: bool,
+) -> Result<ExitCode> {
+    let started = std::time::Instant::now();
+    let ctx = ws.data_context();
+    let plans = ws.plan(&ws.select_specs(targets)?, profile, &ctx)?;
+    for w in dyad_harness::data::real_data_elsewhere(&plans, &ctx) {
+        eprintln!("{w}");
+    }
+    let mut side_a = if bless && !a.exists() {
+        Side::new_archive(a).with_context(|| format!("creating {}", a.display()))?
+    } else {
+        Side::open(a)?
+    };
+    let mut side_b = Side::open(b)?;
+    let all_specs = targets.is_empty();
+    let report = compare::compare(&plans, &mut side_a, &mut side_b, all_specs);
+    if json {
+        say!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        say!("{}", compare::render(&report).trim_end());
+    }
+    eprintln!("compared in {:.1} s", started.elapsed().as_secs_f64());
+    if bless {
+        let done = compare::bless(&report, &mut side_a, &side_b, all_specs)?;
+        eprintln!(
+            "blessed {}: {} cells written from {}, {} kept (identical), {} removed",
+            a.display(),
+            done.written,
+            b.display(),
+            done.kept,
+            done.removed
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    Ok(if report.ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
