@@ -12,7 +12,7 @@
 //!   solver's fingerprint is that of its crate's directories, so no code a cell ran can change
 //!   unnoticed.
 
-#[path = "src/srchash.rs"]
+#[path = "src/engine/srchash.rs"]
 mod srchash;
 
 use srchash::fingerprint;

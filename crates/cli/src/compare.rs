@@ -1,9 +1,9 @@
-//! `dyad compare A B`: see [`dyad_harness::compare`].
+//! `dyad compare A B`: see [`dyad_harness::analysis::compare`].
 
 use anyhow::{Context, Result};
 use dyad_harness::Workspace;
-use dyad_harness::compare::{self, Side};
-use dyad_harness::profile::Profile;
+use dyad_harness::analysis::compare::{self, Side};
+use dyad_harness::spec::profile::Profile;
 use std::path::Path;
 use std::process::ExitCode;
 

@@ -2,10 +2,11 @@
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
-use dyad_harness::profile::Profile;
-use dyad_harness::results::ExperimentResults;
-use dyad_harness::run::{Progress, Recompute, RunOptions, execute, human_seconds};
-use dyad_harness::{Workspace, check, data};
+use dyad_harness::analysis::check;
+use dyad_harness::analysis::results::ExperimentResults;
+use dyad_harness::engine::run::{Progress, Recompute, RunOptions, execute, human_seconds};
+use dyad_harness::spec::profile::Profile;
+use dyad_harness::{Workspace, data};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -100,8 +101,8 @@ struct Only {
 }
 
 impl Only {
-    fn filter(&self) -> dyad_harness::plan::CellFilter {
-        dyad_harness::plan::CellFilter {
+    fn filter(&self) -> dyad_harness::engine::plan::CellFilter {
+        dyad_harness::engine::plan::CellFilter {
             solvers: self.solvers.clone(),
             datasets: self.datasets.clone(),
         }
@@ -329,7 +330,7 @@ fn real_main() -> Result<ExitCode> {
             threads,
             ..
         } => {
-            let s = dyad_harness::cluster::run_all(&manifest, threads.map(|t| t as usize))
+            let s = dyad_harness::engine::cluster::run_all(&manifest, threads.map(|t| t as usize))
                 .map_err(anyhow::Error::msg)?;
             report_recomputed(&s.recomputed);
             eprintln!(
@@ -351,8 +352,12 @@ fn real_main() -> Result<ExitCode> {
             ..
         } => {
             let index = index.unwrap_or_default();
-            let s = dyad_harness::cluster::run_cell(&manifest, index, threads.map(|t| t as usize))
-                .map_err(anyhow::Error::msg)?;
+            let s = dyad_harness::engine::cluster::run_cell(
+                &manifest,
+                index,
+                threads.map(|t| t as usize),
+            )
+            .map_err(anyhow::Error::msg)?;
             report_recomputed(&s.recomputed);
             eprintln!(
                 "cell {index}: {}",
@@ -422,7 +427,7 @@ fn plan_warn(
     specs: &[dyad_harness::spec::LoadedSpec],
     profile: Profile,
     ctx: &dyad_harness::data::DataContext,
-) -> Result<Vec<dyad_harness::plan::Plan>> {
+) -> Result<Vec<dyad_harness::engine::plan::Plan>> {
     let plans = ws.plan(specs, profile, ctx)?;
     for w in dyad_harness::data::real_data_elsewhere(&plans, ctx) {
         eprintln!("{w}");
@@ -470,7 +475,7 @@ fn run_and_write(
         .keys(&plans)
         .map_err(anyhow::Error::msg)?;
     let summary = match &keys {
-        Some(keys) => dyad_harness::run::execute_only(&plans, &opts, keys),
+        Some(keys) => dyad_harness::engine::run::execute_only(&plans, &opts, keys),
         None => execute(&plans, &opts),
     };
     report_recomputed(&summary.recomputed);
@@ -569,7 +574,7 @@ fn run_and_write(
 
 /// One line per cell computed again that did not come out identical, and a count of those
 /// that did.
-fn report_recomputed(again: &[dyad_harness::run::Recomputed]) {
+fn report_recomputed(again: &[dyad_harness::engine::run::Recomputed]) {
     if again.is_empty() {
         return;
     }
@@ -621,12 +626,12 @@ fn plan_cost(
         .map_err(anyhow::Error::msg)?;
     if let Some(path) = manifest {
         set_aside(ws, &plans, recompute)?;
-        let m = dyad_harness::cluster::Manifest::missing(ws, targets, profile, &plans);
+        let m = dyad_harness::engine::cluster::Manifest::missing(ws, targets, profile, &plans);
         m.write(path).map_err(anyhow::Error::msg)?;
         eprintln!("wrote {} ({} cells)", path.display(), m.cells.len());
     }
     let learn = if all.is_empty() { &plans } else { &all };
-    let est = dyad_harness::cluster::estimate(ws, learn, &plans);
+    let est = dyad_harness::engine::cluster::estimate(ws, learn, &plans);
     let cache = ws.cache();
     let (mut missing, mut seconds, mut unknown, mut stale) = (0, 0.0, 0, 0);
     say!(
@@ -663,7 +668,7 @@ fn plan_cost(
         if cells {
             for (ci, c) in p.cells.iter().enumerate() {
                 if !cache.contains(&c.key) {
-                    say!("    {}", dyad_harness::run::describe(p, ci));
+                    say!("    {}", dyad_harness::engine::run::describe(p, ci));
                 }
             }
         }
@@ -689,16 +694,16 @@ fn plan_cost(
 }
 
 /// Before a manifest is written: moves the cached cells `recompute` asks for aside, so that
-/// the manifest lists them with the missing ones (see [`dyad_harness::run::set_aside`]).
+/// the manifest lists them with the missing ones (see [`dyad_harness::engine::run::set_aside`]).
 fn set_aside(
     ws: &Workspace,
-    plans: &[dyad_harness::plan::Plan],
+    plans: &[dyad_harness::engine::plan::Plan],
     recompute: Recompute,
 ) -> Result<()> {
     if recompute == Recompute::Missing {
         return Ok(());
     }
-    let (moved, failed) = dyad_harness::run::set_aside(plans, &ws.cache(), recompute);
+    let (moved, failed) = dyad_harness::engine::run::set_aside(plans, &ws.cache(), recompute);
     eprintln!(
         "moved {moved} cached cells aside to {} to compute them again: each task compares its \
          cell with the old one (in its log), and any later `dyad run` compares what is left",
@@ -740,7 +745,7 @@ fn sbatch(args: &[String]) -> Result<String> {
 
 fn slurm_submit(ws: &Workspace, targets: &[String], run: &RunArgs) -> Result<ExitCode> {
     let (limit, extra) = (run.array_limit, &run.sbatch);
-    use dyad_harness::cluster::{Manifest, slurm_scripts};
+    use dyad_harness::engine::cluster::{Manifest, slurm_scripts};
     let profile = run.profile;
     let ctx = ws.data_context();
     let mut plans = plan_warn(ws, &ws.select_specs(targets)?, profile, &ctx)?;
@@ -795,7 +800,7 @@ fn slurm_submit(ws: &Workspace, targets: &[String], run: &RunArgs) -> Result<Exi
 }
 
 fn slurm_status(ws: &Workspace, manifest: Option<PathBuf>) -> Result<ExitCode> {
-    use dyad_harness::cluster::CellStatus;
+    use dyad_harness::engine::cluster::CellStatus;
     let manifest = match manifest {
         Some(m) => m,
         None => {
@@ -811,11 +816,11 @@ fn slurm_status(ws: &Workspace, manifest: Option<PathBuf>) -> Result<ExitCode> {
                 .with_context(|| format!("{}: no manifest", dir.display()))?
         }
     };
-    let jobs = dyad_harness::cluster::submission_jobs(&manifest);
+    let jobs = dyad_harness::engine::cluster::submission_jobs(&manifest);
     let queue = if jobs.is_empty() {
         None
     } else {
-        match dyad_harness::cluster::Queue::ask(&jobs) {
+        match dyad_harness::engine::cluster::Queue::ask(&jobs) {
             Ok(q) => Some(q),
             Err(e) => {
                 eprintln!(
@@ -826,8 +831,8 @@ fn slurm_status(ws: &Workspace, manifest: Option<PathBuf>) -> Result<ExitCode> {
             }
         }
     };
-    let (m, st) =
-        dyad_harness::cluster::status(&manifest, queue.as_ref()).map_err(anyhow::Error::msg)?;
+    let (m, st) = dyad_harness::engine::cluster::status(&manifest, queue.as_ref())
+        .map_err(anyhow::Error::msg)?;
     // done, running, queued, failed, missing
     let mut counts = [0usize; 5];
     for (c, s) in m.cells.iter().zip(&st) {
@@ -993,7 +998,7 @@ fn archive(ws: &Workspace, command: ArchiveCommand) -> Result<ExitCode> {
             let ctx = ws.data_context();
             let plans = plan_warn(ws, &ws.select_specs(&targets)?, profile, &ctx)?;
             let store = match &archive {
-                Some(dir) => dyad_harness::cache::Cache::at(dir),
+                Some(dir) => dyad_harness::engine::cache::Cache::at(dir),
                 None => ws.cache(),
             };
             let (done, unproven) = ws.restamp(&plans, &store)?;

@@ -1,8 +1,8 @@
 //! `dyad compare A B`: a tiny spec is run, its cells archived as the reference A, and the
 //! results directory B altered cell by cell the ways a code change alters it.
 
-use dyad_harness::cache::{Cache, CellResult};
-use dyad_harness::plan::cell_key;
+use dyad_harness::engine::cache::{Cache, CellResult};
+use dyad_harness::engine::plan::cell_key;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::{Command, Output};

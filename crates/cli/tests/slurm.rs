@@ -10,7 +10,7 @@
 //! `DYAD_SLURM_TEST=1` or `DYAD_REQUIRE_SLURM=1` (`just slurm-test`; CI). Without a cluster
 //! it prints why and passes, unless `DYAD_REQUIRE_SLURM=1`.
 
-use dyad_harness::cluster::Queue;
+use dyad_harness::engine::cluster::Queue;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;

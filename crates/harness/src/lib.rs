@@ -1,44 +1,51 @@
 //! dyad-harness: declarative experiments from spec to report.
 //!
-//! The flow of one experiment ([`Workspace`] ties it together):
+//! The harness is arranged in four layers; each depends only on the layers below it
+//! (presentation → analysis → engine → spec), never the other way round:
 //!
-//! 1. [`spec`]: parse `experiments/<paper>/<figure>.toml` strictly;
-//! 2. [`plan`]: expand it for a [`profile::Profile`] into cells with content-hashed keys;
-//! 3. [`run`]: compute the missing cells in parallel, each stored atomically in [`cache`];
-//! 4. [`results`]: one tidy table per experiment (polars; parquet and CSV);
-//! 5. [`plots`] and [`report`]: SVG/PNG figures, and `REPORT.md` with `index.html` (an
-//!    overview of every paper and figure) and one HTML page per paper, with our numbers
-//!    beside the paper's and a verdict per claim ([`claims`]);
-//! 6. [`check`]: expectation bands for CI.
+//! 1. [`spec`]: parse `experiments/<paper>/<figure>.toml` strictly ([`spec::profile`]: the
+//!    quick and paper profiles; [`spec::quotes`]: claims' quotes against the papers' texts);
+//! 2. [`engine`]: expand a spec for a profile into cells with content-hashed keys
+//!    ([`engine::plan`]), compute the missing ones in parallel ([`engine::run`], or across
+//!    machines, [`engine::cluster`]), each stored atomically in [`engine::cache`];
+//! 3. [`analysis`]: one tidy table per experiment ([`analysis::results`], polars; parquet and
+//!    CSV), the statistics behind figures and verdicts ([`analysis::stats`]), verdicts on the
+//!    papers' claims ([`analysis::claims`]), expectation bands and sanity checks for CI
+//!    ([`analysis::check`]);
+//! 4. [`presentation`]: SVG/PNG figures ([`presentation::plots`], laid out by
+//!    [`presentation::layout`] with [`presentation::font`]'s metrics, rasterised by
+//!    [`presentation::png`]) and `REPORT.md` with `index.html` (an overview of every paper and
+//!    figure) and one HTML page per paper, with our numbers beside the paper's and a verdict
+//!    per claim ([`presentation::report`]).
+//!
+//! The plug-ins belong to the engine layer: [`tasks`] (what a cell does and records),
+//! [`data`] (data providers), [`peers`] (Python solvers) and [`funcish_lr`] (a solver whose
+//! parameters include a data pipeline's), composed with the solver crates' lists by
+//! [`registry`]. They use the spec and engine types and are called by plan and run;
+//! they never reach into analysis or presentation. [`Workspace`] ties the layers together.
 
-pub mod cache;
-pub mod check;
-pub mod claims;
-pub mod cluster;
-pub mod compare;
+pub mod analysis;
 pub mod data;
-pub mod edges;
+pub mod engine;
+pub mod funcish_lr;
 pub mod peers;
-pub mod plan;
-pub mod plots;
-pub mod profile;
-pub mod provenance;
-pub mod quotes;
+pub mod presentation;
 pub mod registry;
-pub mod report;
-pub mod results;
-pub mod run;
-pub mod sanity_pairs;
-pub mod sanity_tasks;
 pub mod spec;
-pub mod srchash;
 pub mod tasks;
 
-use cache::Cache;
+// The paths the task files name. A task's source files are fingerprinted token by token into
+// the provenance of every cell it ran (`Task::sources`): these aliases keep their text, so
+// arranging the engine in its layer left no cell stale. New code names the layered paths.
+pub(crate) use engine::{cache, plan};
+pub(crate) use spec::profile;
+
+use analysis::results::ExperimentResults;
 use data::DataContext;
-use plan::Plan;
-use profile::Profile;
-use results::ExperimentResults;
+use engine::cache::Cache;
+use engine::plan::Plan;
+use presentation::{plots, report};
+use spec::profile::Profile;
 use spec::{LoadedSpec, SpecError};
 use std::path::{Path, PathBuf};
 
@@ -68,7 +75,7 @@ pub struct Written {
     pub experiment: String,
     pub tables: Vec<PathBuf>,
     pub figures: Vec<PathBuf>,
-    /// Cells' pictures (see [`cache::Artifact`]).
+    /// Cells' pictures (see [`engine::cache::Artifact`]).
     pub pictures: Vec<PathBuf>,
     /// Cells still missing (nothing is written for an incomplete experiment).
     pub missing: usize,
@@ -156,7 +163,8 @@ impl Workspace {
         let mut specs = Vec::new();
         let mut errors = Vec::new();
         for p in chosen {
-            match LoadedSpec::load(&p) {
+            // One validation pass: the spec's own, then what its claims' kinds need.
+            match LoadedSpec::load(&p).and_then(|s| analysis::claims::validate(&s).map(|()| s)) {
                 Ok(s) => specs.push(s),
                 Err(e) => errors.push(e),
             }
@@ -178,7 +186,7 @@ impl Workspace {
         let mut plans = Vec::new();
         let mut errors = Vec::new();
         for s in specs {
-            match plan::plan(s, profile, ctx) {
+            match engine::plan::plan(s, profile, ctx) {
                 Ok(p) => plans.push(p),
                 Err(e) => errors.push(e),
             }
@@ -259,7 +267,7 @@ impl Workspace {
             // An archived copy computed by older code gives way to the cache's cell when
             // that one was computed (or re-stamped) by the current code: a `--recompute
             // stale` keeps the key, so skipping every key held would keep the stale copy.
-            let stale_there = |c: &cache::CellResult| {
+            let stale_there = |c: &engine::cache::CellResult| {
                 c.code == cell.code && archive.get(key).is_some_and(|a| a.code != cell.code)
             };
             match cache.get(key) {
@@ -292,7 +300,7 @@ impl Workspace {
                 let Some(mut old) = store.get(&cell.key) else {
                     continue;
                 };
-                let changed: Vec<String> = cache::changed_parts(&cell.code, &old.code)
+                let changed: Vec<String> = engine::cache::changed_parts(&cell.code, &old.code)
                     .map(str::to_string)
                     .collect();
                 if changed.is_empty() {
@@ -392,7 +400,7 @@ impl Workspace {
                         continue;
                     };
                     let path = figs.join(name);
-                    cache::write_atomic(&path, &png)
+                    engine::cache::write_atomic(&path, &png)
                         .map_err(|e| HarnessError::Other(format!("{}: {e}", path.display())))?;
                     w.pictures.push(path);
                 }
@@ -579,9 +587,10 @@ impl Workspace {
         // `index.html` (the overview) and one page per paper.
         for (name, page) in report::html_pages(&doc) {
             let path = dir.join(name);
-            cache::write_atomic(&path, page.as_bytes()).map_err(|e| io(&path, e))?;
+            engine::cache::write_atomic(&path, page.as_bytes()).map_err(|e| io(&path, e))?;
         }
-        cache::write_atomic(&md, report::to_markdown(&doc).as_bytes()).map_err(|e| io(&md, e))?;
+        engine::cache::write_atomic(&md, report::to_markdown(&doc).as_bytes())
+            .map_err(|e| io(&md, e))?;
         Ok([html, md])
     }
 }

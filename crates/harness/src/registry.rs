@@ -112,7 +112,7 @@ pub static HARNESS_SOLVERS: Solvers = Solvers {
             description: "one L2-regularised logistic regression per GO category (LIBLINEAR -s 0 objective, trust-region Newton), C chosen by nested 5 x 5 cross-validation over images; out-of-fold probabilities, held-out AUC, permutation p (spec §2.6); `words` and `pyramid` select the supplement's visual variants (§2.12)",
             family: ISH_CLASSIFIER,
             version: 1,
-            build: dyad_funcish::ish_classifier_solver::<crate::tasks::funcish::FuncIshLr>,
+            build: dyad_funcish::ish_classifier_solver::<crate::funcish_lr::FuncIshLr>,
         },
     ],
 };

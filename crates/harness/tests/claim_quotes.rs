@@ -1,10 +1,10 @@
 //! Every claim of a paper carries the paper's words: its `quote` must occur in the paper's
 //! seed text (`../shared/seeds` beside the repository), in the version its `section` names,
-//! after the normalisation of `dyad_harness::quotes` (letters and digits only, lowercased,
+//! after the normalisation of `dyad_harness::spec::quotes` (letters and digits only, lowercased,
 //! ligatures spelled out). Without the seeds the tests skip and say so, unless
 //! `DYAD_REQUIRE_DATA` is set (CI has `../shared`), where that is a failure.
 
-use dyad_harness::quotes::{check_quote, load_seeds};
+use dyad_harness::spec::quotes::{check_quote, load_seeds};
 use dyad_harness::spec::{LoadedSpec, Origin, discover};
 use std::path::{Path, PathBuf};
 

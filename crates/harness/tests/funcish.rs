@@ -5,7 +5,7 @@
 //! (`penetrance = 1`): the test is about the pipeline learning, not about calibration.
 
 use dyad_harness::Workspace;
-use dyad_harness::results::ExperimentResults;
+use dyad_harness::analysis::results::ExperimentResults;
 use dyad_harness::spec::{At, Selector};
 
 const DATA: &str = r#"
@@ -94,7 +94,7 @@ fn values(
     .unwrap_or_else(|e| panic!("{solver} {metric} {set}: {e}"))
 }
 
-fn run(ws: &Workspace, threads: usize) -> Vec<dyad_harness::plan::Plan> {
+fn run(ws: &Workspace, threads: usize) -> Vec<dyad_harness::engine::plan::Plan> {
     let (plans, s) = plan_and_run(ws, threads);
     assert!(s.ok(), "{:?}", s.failed);
     plans
@@ -212,7 +212,7 @@ fn gene_function_and_retrieval_end_to_end() {
     let ids: Vec<&str> = cell.artifacts.iter().map(|a| a.id.as_str()).collect();
     assert_eq!(ids, ["table-1", "table-2", "fig-5", "fig-6"]);
     match &cell.artifacts[0].body {
-        dyad_harness::cache::ArtifactBody::Table { head, rows } => {
+        dyad_harness::engine::cache::ArtifactBody::Table { head, rows } => {
             assert_eq!(rows.len(), 15.min(n as usize));
             assert!(rows.iter().all(|r| r.len() == head.len()));
             // sorted by AUC, the best first
@@ -227,11 +227,14 @@ fn gene_function_and_retrieval_end_to_end() {
         assert!(img.width() > 100 && img.height() > 100, "{}", a.id);
     }
     // The report shows them: tables inline, pictures as files beside the figures.
-    f.ws.report(&plans, dyad_harness::profile::Profile::Quick)
+    f.ws.report(&plans, dyad_harness::spec::profile::Profile::Quick)
         .unwrap();
     let md = std::fs::read_to_string(
-        dyad_harness::report::report_dir(&f.ws.results, dyad_harness::profile::Profile::Quick)
-            .join("REPORT.md"),
+        dyad_harness::presentation::report::report_dir(
+            &f.ws.results,
+            dyad_harness::spec::profile::Profile::Quick,
+        )
+        .join("REPORT.md"),
     )
     .unwrap();
     assert!(md.contains("Table 1: the 15 GO categories of best held-out AUC (ish (SYNTHETIC)"));
@@ -241,9 +244,12 @@ fn gene_function_and_retrieval_end_to_end() {
         .expect("Fig. 5 picture");
     let file = fig5.split("](").nth(1).unwrap().trim_end_matches(')');
     assert!(
-        dyad_harness::report::report_dir(&f.ws.results, dyad_harness::profile::Profile::Quick)
-            .join(file)
-            .is_file()
+        dyad_harness::presentation::report::report_dir(
+            &f.ws.results,
+            dyad_harness::spec::profile::Profile::Quick
+        )
+        .join(file)
+        .is_file()
     );
 
     let retrieval = plans
@@ -337,7 +343,7 @@ params = {{ {params} }}
         f.ws.select_specs(&[])
             .map_err(|e| e.to_string())
             .and_then(|s| {
-                f.ws.plan(&s, dyad_harness::profile::Profile::Quick, &ctx)
+                f.ws.plan(&s, dyad_harness::spec::profile::Profile::Quick, &ctx)
                     .map_err(|e| e.to_string())
             })
             .map(|plans| plans[0].cells[0].canonical.clone())
@@ -441,7 +447,7 @@ profile = "paper"
     let vy: f64 = pairs.iter().map(|p| (p.1 - my).powi(2)).sum();
     let r = cov / (vx * vy).sqrt();
     assert!(r > 0.0 && r < 1.0, "r = {r}");
-    use dyad_harness::claims::Verdict;
+    use dyad_harness::analysis::claims::Verdict;
     let o = common::judge_claim(&plans[0], &res, "r-in");
     assert_eq!(o.verdict, Verdict::Holds, "{}", o.detail);
     assert!(

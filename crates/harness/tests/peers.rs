@@ -7,12 +7,12 @@
 use dyad_core::metrics::evaluate_retrieval;
 use dyad_core::{Checkpoint, Control, LabeledSet, Observer, Schedule, Scorer, seeded};
 use dyad_harness::Workspace;
+use dyad_harness::engine::run::{Progress, RunOptions, execute};
 use dyad_harness::peers::{
     self, ItmlMetricLearnParams, LmnnMetricLearnParams, LoretaPeerParams, OasisNumpyParams,
     PeerEnv, PeerMatrix, PeerRanker,
 };
-use dyad_harness::profile::Profile;
-use dyad_harness::run::{Progress, RunOptions, execute};
+use dyad_harness::spec::profile::Profile;
 use dyad_kernels::Ranker;
 use dyad_kernels::fixtures::{nuisance_data, sparse_classes};
 use dyad_loreta::LoretaConfig;
@@ -313,7 +313,7 @@ fn options(ws: &Workspace) -> RunOptions {
     }
 }
 
-fn plans(ws: &Workspace) -> Vec<dyad_harness::plan::Plan> {
+fn plans(ws: &Workspace) -> Vec<dyad_harness::engine::plan::Plan> {
     ws.plan(
         &ws.select_specs(&[]).unwrap(),
         Profile::Quick,
@@ -356,7 +356,7 @@ fn a_peer_cell_runs_end_to_end_is_cached_and_keyed_by_its_script() {
         cache.get(&c.key).unwrap()
     };
     let (ours, theirs) = (cell("oasis"), cell("py:oasis-numpy"));
-    let values = |r: &dyad_harness::cache::CellResult| {
+    let values = |r: &dyad_harness::engine::cache::CellResult| {
         r.records
             .iter()
             .map(|r| (r.set.clone(), r.metric.clone(), r.step, r.k, r.value))
@@ -405,7 +405,7 @@ fn a_peer_cell_runs_end_to_end_is_cached_and_keyed_by_its_script() {
         .map(|c| (c.solver, c.key.clone()))
         .collect();
     plans[0].solvers[si].canonical = rebuilt.canonical;
-    dyad_harness::plan::rekey(&mut plans[0]);
+    dyad_harness::engine::plan::rekey(&mut plans[0]);
     for (c, (solver, key)) in plans[0].cells.iter().zip(&before) {
         assert_eq!(c.key != *key, *solver == si, "solver {solver}");
     }

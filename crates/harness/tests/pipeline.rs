@@ -1,11 +1,11 @@
 //! The harness end to end on small specs: cache keys, resume, determinism, failures, outputs.
 
 use dyad_harness::Workspace;
-use dyad_harness::cache::Cache;
-use dyad_harness::profile::Profile;
+use dyad_harness::analysis::results::ExperimentResults;
+use dyad_harness::engine::cache::Cache;
+use dyad_harness::engine::run::execute;
 use dyad_harness::registry::{self, SOURCE_FINGERPRINTS, fingerprint_in};
-use dyad_harness::results::ExperimentResults;
-use dyad_harness::run::execute;
+use dyad_harness::spec::profile::Profile;
 use std::path::Path;
 
 const SPEC: &str = r#"
@@ -168,7 +168,7 @@ fn a_solver_source_edit_changes_only_that_solvers_fingerprint() {
 
 /// As after an edit of `solver`'s sources (`part` = "solver") or of the task's, without a
 /// version bump: the same keys, other code fingerprints for that solver's cells.
-fn edit_code(plan: &mut dyad_harness::plan::Plan, solver: &str, part: &str) {
+fn edit_code(plan: &mut dyad_harness::engine::plan::Plan, solver: &str, part: &str) {
     let i = plan.solvers.iter().position(|s| s.name == solver).unwrap();
     for c in plan.cells.iter_mut().filter(|c| c.solver == i) {
         c.code.insert(part.into(), "edited".into());
@@ -214,17 +214,17 @@ fn bumping_a_version_recomputes_exactly_the_affected_cells() {
         .position(|s| s.name == "oasis")
         .unwrap();
     plans[0].solvers[oasis].version += 1;
-    dyad_harness::plan::rekey(&mut plans[0]);
+    dyad_harness::engine::plan::rekey(&mut plans[0]);
     let s = execute(&plans, &opts);
     assert_eq!((s.computed, s.cached), (2, 2));
     // A new provider version: every cell on the data set.
     plans[0].datasets[0].resolved.version += 1;
-    dyad_harness::plan::rekey(&mut plans[0]);
+    dyad_harness::engine::plan::rekey(&mut plans[0]);
     let s = execute(&plans, &opts);
     assert_eq!((s.computed, s.cached), (4, 0));
     // A new task version: every cell of the task.
     plans[0].task_version += 1;
-    dyad_harness::plan::rekey(&mut plans[0]);
+    dyad_harness::engine::plan::rekey(&mut plans[0]);
     assert_eq!(execute(&plans, &opts).computed, 4);
     // And nothing else: the same plan again computes nothing.
     assert_eq!(execute(&plans, &opts).computed, 0);
@@ -232,7 +232,7 @@ fn bumping_a_version_recomputes_exactly_the_affected_cells() {
 
 #[test]
 fn recompute_stale_reruns_exactly_the_changed_cells_and_compares_them() {
-    use dyad_harness::run::{Recompute, RunOptions};
+    use dyad_harness::engine::run::{Recompute, RunOptions};
     let f = fixture(SPEC);
     let (mut plans, _) = plan_and_run(&f.ws, 2);
     let cache = f.ws.cache();
@@ -344,7 +344,7 @@ fn results_are_bit_identical_at_any_thread_count() {
     let b = fixture(SPEC);
     let (plans_a, _) = plan_and_run(&a.ws, 1);
     let (plans_b, _) = plan_and_run(&b.ws, 2);
-    let values = |ws: &Workspace, plans: &[dyad_harness::plan::Plan]| {
+    let values = |ws: &Workspace, plans: &[dyad_harness::engine::plan::Plan]| {
         let cache = ws.cache();
         let res = ExperimentResults::load(&plans[0], &cache);
         res.cells
@@ -545,7 +545,7 @@ fn outputs_tables_figures_report_and_checks() {
     // The report marks synthetic data and judges the claim.
     let [html, md] = f.ws.report(&plans, Profile::Quick).unwrap();
     // The sections are on the paper's page (`index.html` is the overview).
-    let html = html.with_file_name(dyad_harness::report::paper_page("demo"));
+    let html = html.with_file_name(dyad_harness::presentation::report::paper_page("demo"));
     let md = std::fs::read_to_string(md).unwrap();
     assert!(md.contains("SYNTHETIC"), "{md}");
     assert!(md.contains("[c1]"), "{md}");
@@ -556,7 +556,7 @@ fn outputs_tables_figures_report_and_checks() {
     );
     // Checks: the impossible band fails and is named.
     let res = ExperimentResults::load(&plans[0], &f.ws.cache());
-    let lines = dyad_harness::check::check(&res);
+    let lines = dyad_harness::analysis::check::check(&res);
     assert_eq!(lines.len(), 2);
     assert!(lines[0].ok);
     assert!(
@@ -585,7 +585,7 @@ fn a_report_keeps_the_sections_whose_cells_are_gone() {
     std::fs::remove_dir_all(f.ws.cache().root()).unwrap();
     let [html, md] = f.ws.report(&plans, Profile::Quick).unwrap();
     // The sections are on the paper's page (`index.html` is the overview).
-    let html = html.with_file_name(dyad_harness::report::paper_page("demo"));
+    let html = html.with_file_name(dyad_harness::presentation::report::paper_page("demo"));
     let kept = read(&md);
     assert!(!kept.contains("NOT RUN"), "{kept}");
     assert!(kept.contains(&claim), "{kept}");
@@ -763,7 +763,7 @@ range = [0.0, 1.0]
     let read = |p: &Path| std::fs::read_to_string(p).unwrap();
     let [html, md] = f.ws.report(&plans, Profile::Quick).unwrap();
     // The sections are on the paper's page (`index.html` is the overview).
-    let html = html.with_file_name(dyad_harness::report::paper_page("demo"));
+    let html = html.with_file_name(dyad_harness::presentation::report::paper_page("demo"));
     let text = read(&md);
     assert!(
         text.contains("- ✅ holds — the solver of `other` alone [reads-other]: other: 0.",)
@@ -814,7 +814,7 @@ range = [0.0, 1.0]
     c.text = "reworded".into();
     c.quote = Some("OASIS achieved consistently superior results throughout".into());
     let c = claims.iter_mut().find(|c| c.id == "versus-small").unwrap();
-    c.kind = dyad_harness::spec::ClaimKind::Factor;
+    c.kind = "factor".into();
     c.paper_value = Some(1.0);
     let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
     let kept = read(&md);
@@ -986,18 +986,18 @@ fn estimates_of_a_narrowed_plan_learn_from_every_cell() {
     let ctx = f.ws.data_context();
     let specs = f.ws.select_specs(&[]).unwrap();
     let mut narrowed = f.ws.plan(&specs, Profile::Quick, &ctx).unwrap();
-    let filter = dyad_harness::plan::CellFilter {
+    let filter = dyad_harness::engine::plan::CellFilter {
         solvers: vec!["oasis".into()],
         datasets: vec!["other".into()],
     };
     filter.narrow(&mut narrowed).unwrap();
     assert_eq!(narrowed[0].cells.len(), 2);
-    let e = &dyad_harness::cluster::estimate(&f.ws, &plans, &narrowed)[0].1;
+    let e = &dyad_harness::engine::cluster::estimate(&f.ws, &plans, &narrowed)[0].1;
     assert_eq!((e.missing, e.unknown), (2, 0));
     let want = 2.0 * small.iter().sum::<f64>() / small.len() as f64;
     assert!((e.seconds - want).abs() < 1e-9, "{} {want}", e.seconds);
     // Learning from the narrowed plans alone, nothing would be known.
-    let e = &dyad_harness::cluster::estimate(&f.ws, &narrowed, &narrowed)[0].1;
+    let e = &dyad_harness::engine::cluster::estimate(&f.ws, &narrowed, &narrowed)[0].1;
     assert_eq!((e.missing, e.unknown), (2, 2));
 }
 
@@ -1043,7 +1043,8 @@ fn the_annotated_example_in_experiments_readme_is_a_valid_spec() {
     let f = fixture(SPEC);
     let ctx = f.ws.data_context();
     for p in [Profile::Quick, Profile::Paper] {
-        let plan = dyad_harness::plan::plan(&spec, p, &ctx).unwrap_or_else(|e| panic!("{e}"));
+        let plan =
+            dyad_harness::engine::plan::plan(&spec, p, &ctx).unwrap_or_else(|e| panic!("{e}"));
         // Two data sets x (OASIS, Euclidean) plus fast-LMNN on c10 only.
         assert_eq!(
             plan.cells.len(),
@@ -1310,7 +1311,7 @@ tolerance = 0.001
     assert!(s.failed.is_empty());
     let res = ExperimentResults::load(&plans[0], &f.ws.cache());
     let verdict = |id: &str| judge_claim(&plans[0], &res, id).verdict;
-    use dyad_harness::claims::Verdict;
+    use dyad_harness::analysis::claims::Verdict;
     assert_eq!(verdict("same"), Verdict::Holds);
     assert_eq!(verdict("strict"), Verdict::NotDistinguishable);
     assert_eq!(verdict("margin"), Verdict::Holds);
@@ -1372,9 +1373,9 @@ fn parameter_axes_fit_power_laws_across_providers() {
         .iter()
         .map(|&x| (x, 3.0 * x * x))
         .collect();
-    let (a, b) = dyad_harness::plots::power_fit(&pts).unwrap();
+    let (a, b) = dyad_harness::analysis::stats::power_fit(&pts).unwrap();
     assert!((a - 3.0).abs() < 1e-9 && (b - 2.0).abs() < 1e-12, "{a} {b}");
-    assert!(dyad_harness::plots::power_fit(&pts[..1]).is_none());
+    assert!(dyad_harness::analysis::stats::power_fit(&pts[..1]).is_none());
 
     // Data sets of two providers on one axis through a list of parameter names.
     let spec = SPEC
@@ -1407,10 +1408,10 @@ fn parameter_axes_fit_power_laws_across_providers() {
         .iter()
         .find(|c| c.id == "slope")
         .unwrap();
-    let o = dyad_harness::claims::judge(&res, c);
+    let o = dyad_harness::analysis::claims::judge(&res, c);
     assert_eq!(
         o.verdict,
-        dyad_harness::claims::Verdict::Holds,
+        dyad_harness::analysis::claims::Verdict::Holds,
         "{}",
         o.detail
     );
@@ -1558,10 +1559,10 @@ fn the_simulated_human_evaluation_adds_rater_records_to_the_ranking_cell() {
     assert!(curve.iter().all(|p| p.y.n == 6));
     // A claim over precision without k covers the ks the set records (1..=5), not k_max.
     let claim = &plans[0].spec.spec.claims[0];
-    let o = dyad_harness::claims::judge(&res, claim);
+    let o = dyad_harness::analysis::claims::judge(&res, claim);
     assert_eq!(
         o.verdict,
-        dyad_harness::claims::Verdict::Holds,
+        dyad_harness::analysis::claims::Verdict::Holds,
         "{}",
         o.detail
     );
@@ -1702,7 +1703,7 @@ versus_dataset = "twin"
     assert!(s.ok(), "{:?}", s.failed);
     let res = ExperimentResults::load(&plans[0], &f.ws.cache());
     let judge = |id: &str| judge_claim(&plans[0], &res, id);
-    use dyad_harness::claims::Verdict;
+    use dyad_harness::analysis::claims::Verdict;
     let same = judge("same-data");
     assert_eq!(same.verdict, Verdict::Holds, "{}", same.detail);
     assert!(same.detail.contains("small vs twin"), "{}", same.detail);
@@ -1817,7 +1818,7 @@ fn a_solver_grid_parameter_can_be_the_x_axis() {
     let res = ExperimentResults::load(&plans[0], &f.ws.cache());
     let plot = &plans[0].spec.spec.plots[0];
     assert_eq!(plot.id, "by-c");
-    let l = dyad_harness::plots::layout(&res, plot);
+    let l = dyad_harness::presentation::plots::layout(&res, plot);
     let names: Vec<String> = l
         .legend
         .as_ref()
@@ -1863,7 +1864,7 @@ fn the_solvers_a_plot_draws_have_distinct_colours() {
             .iter()
             .find(|p| p.id == id)
             .unwrap();
-        dyad_harness::plots::layout(&res, plot)
+        dyad_harness::presentation::plots::layout(&res, plot)
             .legend
             .unwrap()
             .entries
@@ -2004,7 +2005,7 @@ fn a_slope_claim_fits_over_a_solver_grid_parameter() {
     assert!(s.ok(), "{:?}", s.failed);
     let res = ExperimentResults::load(&plans[0], &f.ws.cache());
     let claim = |id: &str| judge_claim(&plans[0], &res, id);
-    use dyad_harness::claims::Verdict;
+    use dyad_harness::analysis::claims::Verdict;
     let wide = claim("wide");
     assert_eq!(wide.verdict, Verdict::Holds, "{}", wide.detail);
     // The exponent reported is the power fit of the three grid points.
@@ -2018,7 +2019,7 @@ fn a_slope_claim_fits_over_a_solver_grid_parameter() {
             )
         })
         .collect();
-    let (_, b) = dyad_harness::plots::power_fit(&pts).unwrap();
+    let (_, b) = dyad_harness::analysis::stats::power_fit(&pts).unwrap();
     assert!(
         wide.detail.contains(&format!("fitted exponent {b:.2}")),
         "{}",
@@ -2073,8 +2074,9 @@ fn a_figure_gathers_the_panels_of_plots_of_two_specs_with_their_error_bars() {
     );
     let res = ExperimentResults::load(fig, &cache);
     let plot = |id: &str| fig.spec.spec.plots.iter().find(|p| p.id == id).unwrap();
-    let series = |id: &str| dyad_harness::plots::drawn_series(&res, plot(id)).remove(0);
-    let oasis = |v: Vec<dyad_harness::plots::DrawnSeries>| {
+    let series =
+        |id: &str| dyad_harness::presentation::plots::drawn_series(&res, plot(id)).remove(0);
+    let oasis = |v: Vec<dyad_harness::presentation::plots::DrawnSeries>| {
         v.into_iter().find(|s| s.name == "OASIS").unwrap().points
     };
     let (sem, sd, own) = (
@@ -2121,7 +2123,7 @@ fn a_figure_gathers_the_panels_of_plots_of_two_specs_with_their_error_bars() {
         .iter()
         .find(|p| p.id == "rel-sd")
         .unwrap();
-    let lay = dyad_harness::plots::figure_layout(
+    let lay = dyad_harness::presentation::plots::figure_layout(
         "both",
         &[(&res, plot("rel-sd")), (&res_o, o_plot)],
         Some(1),
@@ -2185,7 +2187,7 @@ fn spec_error(ws: &Workspace) -> String {
 
 #[test]
 fn restamp_trusts_only_code_proven_equivalent_by_an_identical_recompute() {
-    use dyad_harness::run::{Recompute, RunOptions};
+    use dyad_harness::engine::run::{Recompute, RunOptions};
     let f = fixture(SPEC);
     let (plans, _) = plan_and_run(&f.ws, 2);
     let cache = f.ws.cache();
@@ -2250,7 +2252,7 @@ fn export_replaces_an_archived_cell_of_older_code_with_its_recompute() {
     let dir = tempfile::tempdir().unwrap();
     let t = f.ws.export_cells(&plans, dir.path()).unwrap();
     assert!(t.copied > 0 && t.present == 0);
-    let archive = dyad_harness::cache::Cache::at(dir.path());
+    let archive = dyad_harness::engine::cache::Cache::at(dir.path());
     let key = plans[0].cells[0].key.clone();
     let mut old = archive.get(&key).unwrap();
     old.code.insert("solver".into(), "before".into());

@@ -9,12 +9,14 @@
 //! (CI, after installing it) a missing Chromium fails the test.
 
 use dyad_harness::Workspace;
-use dyad_harness::plan::Plan;
-use dyad_harness::plots::{self, Label, Layout, PNG_SCALE, Rect};
-use dyad_harness::profile::Profile;
-use dyad_harness::report::{Block, report_dir, to_html, to_markdown};
-use dyad_harness::results::ExperimentResults;
-use dyad_harness::run::{Progress, RunOptions, execute};
+use dyad_harness::analysis::results::ExperimentResults;
+use dyad_harness::engine::plan::Plan;
+use dyad_harness::engine::run::{Progress, RunOptions, execute};
+use dyad_harness::presentation::layout::{Label, Layout, Rect};
+use dyad_harness::presentation::plots;
+use dyad_harness::presentation::png::PNG_SCALE;
+use dyad_harness::presentation::report::{Block, report_dir, to_html, to_markdown};
+use dyad_harness::spec::profile::Profile;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -316,7 +318,7 @@ fn figures_and_report_read_well() {
         md.contains("| [DEMO](#demo) | [demo/render](#demorender--fig-r-render-check) | Fig. R | SYNTHETIC | complete |"),
         "{md}"
     );
-    let html_path = dir.join(dyad_harness::report::paper_page("demo"));
+    let html_path = dir.join(dyad_harness::presentation::report::paper_page("demo"));
     let html = std::fs::read_to_string(&html_path).unwrap();
     assert!(
         html.contains("<h3 id=\"demorender--fig-r-render-check\">"),
@@ -508,5 +510,5 @@ fn html_rendering_of_code_marks_and_numbers() {
         ),
         "{html}"
     );
-    assert_eq!(dyad_harness::report::parse_markdown(&md), doc);
+    assert_eq!(dyad_harness::presentation::report::parse_markdown(&md), doc);
 }

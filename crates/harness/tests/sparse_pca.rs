@@ -1,10 +1,10 @@
 //! The sparse-PCA task end to end on a small planted stand-in: records, FLOP axes, sparsity
 //! caps, claims, and the plan-time refusals.
 
-use dyad_harness::claims::Verdict;
-use dyad_harness::profile::Profile;
-use dyad_harness::results::ExperimentResults;
-use dyad_harness::run::{Progress, RunOptions, execute};
+use dyad_harness::analysis::claims::Verdict;
+use dyad_harness::analysis::results::ExperimentResults;
+use dyad_harness::engine::run::{Progress, RunOptions, execute};
+use dyad_harness::spec::profile::Profile;
 use dyad_harness::spec::{At, Selector, XAxis};
 
 /// A 300-gene brain-like stand-in with 4 strong sparse programs, 200 samples (50 for test).
@@ -211,7 +211,7 @@ fn sparse_pca_cells_record_variance_sparsity_and_flops() {
     let verdict = |id: &str| judge_claim(&plans[0], &res, id).verdict;
     assert_eq!(verdict("at-cap"), Verdict::Holds);
     assert_ne!(verdict("learns"), Verdict::NotComparable);
-    let lines = dyad_harness::check::check(&res);
+    let lines = dyad_harness::analysis::check::check(&res);
     assert!(lines.iter().all(|l| l.ok), "{lines:?}");
     // Figures and the report are written.
     let written = f.ws.outputs(&plans).unwrap();

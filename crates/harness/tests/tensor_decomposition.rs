@@ -2,8 +2,8 @@
 //! the recovery measures against the optimal clustering, the reference and envelope-free
 //! plots, the paired samples of a repeat, and the plan-time refusals.
 
-use dyad_harness::claims::Verdict;
-use dyad_harness::results::ExperimentResults;
+use dyad_harness::analysis::claims::Verdict;
+use dyad_harness::analysis::results::ExperimentResults;
 use dyad_harness::spec::{At, Selector};
 
 /// Two well-separated mixtures (K = 4 in d = 12; K = 4 in d = 3 < K) and both decomposers.
@@ -128,7 +128,7 @@ fn mixtures_are_recovered_near_the_optimal_clustering() {
     let verdict = judge_claim(&plans[0], &res, "close");
     assert_eq!(verdict.verdict, Verdict::Holds, "{verdict:?}");
     // The plot draws the reference beside both solvers; the table holds one data set.
-    let layout = dyad_harness::plots::layout(&res, &plans[0].spec.spec.plots[0]);
+    let layout = dyad_harness::presentation::plots::layout(&res, &plans[0].spec.spec.plots[0]);
     let legend: Vec<String> = layout
         .legend
         .iter()

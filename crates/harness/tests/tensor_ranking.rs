@@ -2,8 +2,8 @@
 //! attribute, the hyper-parameters chosen on validation pairs, the untrained reading, claims,
 //! bands, and the plan-time refusals; real MNIST when `$DYAD_DATA_DIR` holds it.
 
-use dyad_harness::claims::Verdict;
-use dyad_harness::results::ExperimentResults;
+use dyad_harness::analysis::claims::Verdict;
+use dyad_harness::analysis::results::ExperimentResults;
 use dyad_harness::spec::{At, Selector, XAxis};
 
 /// 400 S-CLASS points (10 classes on a Swiss roll, smooth order) in R^10.
@@ -251,7 +251,7 @@ fn class_order_cells_record_tau_per_l_and_the_chosen_hyper_parameters() {
     let verdict = |id: &str| judge_claim(&plans[0], &res, id).verdict;
     assert_eq!(verdict("tr-beats-rs"), Verdict::Holds);
     assert_ne!(verdict("kr-close-to-tr-at-3"), Verdict::NotComparable);
-    let lines = dyad_harness::check::check(&res);
+    let lines = dyad_harness::analysis::check::check(&res);
     assert!(
         lines.iter().all(|l| l.ok && l.defect.is_none()),
         "{lines:?}"
@@ -403,7 +403,7 @@ fn real_mnist_orders_digits_by_label() {
 /// written it (τ = 0 where version 3 writes nothing), drop the version-3 cells and run again:
 /// returns (cells, carried, computed) of the second run.
 fn rerun_from_version_2(spec: &str) -> (usize, usize, usize) {
-    use dyad_harness::cache::Cache;
+    use dyad_harness::engine::cache::Cache;
     let f = fixture(spec);
     let (plans, s) = plan_and_run(&f.ws, 2);
     assert!(s.ok(), "{:?}", s.failed);
@@ -433,7 +433,7 @@ fn rerun_from_version_2(spec: &str) -> (usize, usize, usize) {
         r.records.retain(|x| x.metric != "tau_undefined");
         let mut canonical = cell.canonical.clone();
         canonical["task"]["version"] = serde_json::json!(2);
-        r.key = dyad_harness::plan::cell_key(&canonical);
+        r.key = dyad_harness::engine::plan::cell_key(&canonical);
         r.canonical = canonical;
         cache.put(&r).unwrap();
         cache.remove(&cell.key).unwrap();

@@ -5,7 +5,7 @@
 pub use dyad_datasets::provider::{Data, DataContext, Provider, Resolved, Shape, kinds};
 pub use dyad_datasets::registry::{PROVIDERS, provider};
 
-use crate::plan::Plan;
+use crate::engine::plan::Plan;
 use dyad_datasets::DataError;
 use dyad_datasets::registry::DatasetInfo;
 use std::collections::BTreeMap;

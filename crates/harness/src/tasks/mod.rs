@@ -18,10 +18,10 @@ pub mod ranking;
 pub mod sparse_pca;
 pub mod tensor_decomposition;
 
-use crate::cache::Record;
-use crate::plan::{DatasetInstance, SolverInstance};
-use crate::profile::Profile;
+use crate::engine::cache::Record;
+use crate::engine::plan::{DatasetInstance, SolverInstance};
 use crate::registry::BuiltSolver;
+use crate::spec::profile::Profile;
 use crate::spec::{LoadedSpec, SpecError};
 use dyad_datasets::provider::Data;
 use serde::de::DeserializeOwned;
@@ -138,7 +138,7 @@ pub trait Task: Sync {
 #[derive(Debug, Clone, Copy)]
 pub struct Carry {
     pub from_version: u32,
-    pub unchanged: fn(&[crate::cache::Record]) -> bool,
+    pub unchanged: fn(&[crate::engine::cache::Record]) -> bool,
     /// Why the test suffices, for the run's message.
     pub why: &'static str,
 }
@@ -221,7 +221,7 @@ pub struct CellOutput {
     /// The tuned candidate chosen on the hold-out (index into the candidates).
     pub selected_candidate: Option<usize>,
     /// Tables of names and pictures for the report.
-    pub artifacts: Vec<crate::cache::Artifact>,
+    pub artifacts: Vec<crate::engine::cache::Artifact>,
 }
 
 /// Every task the specs can select, by table name.
@@ -241,11 +241,35 @@ pub fn task(table: &str) -> Option<&'static dyn Task> {
     TASKS.iter().copied().find(|t| t.table() == table)
 }
 
+/// The pseudo-metric selecting each cell's solver seconds (the final training run, to its
+/// last reported step, evaluation excluded): what speed gates check.
+pub const TRAIN_SECONDS: &str = "train_seconds";
+
+/// The pseudo-metric selecting each cell's solver seconds spent on the hold-out (early
+/// stopping and tuning runs, evaluation excluded).
+pub const SELECTION_SECONDS: &str = "selection_seconds";
+
+/// The pseudo-metric selecting each cell's final-run solver seconds divided by its number of
+/// steps (the selected step, else the last recorded one; cells without steps are skipped).
+pub const SECONDS_PER_STEP: &str = "seconds_per_step";
+
+/// The pseudo-metric selecting the hold-out run's solver seconds until its validation mAP
+/// saturated: the first checkpoint whose validation mAP is within [`crate::analysis::results::SATURATION_TOLERANCE`]
+/// (relative) of the best one. The paper stops web training "when mAP saturated" (spec
+/// §7.2); where the curve creeps up by less than that to the end of the grid, the arg-max
+/// early stopping (`selected_step`) picks the grid's end while this picks the plateau's start.
+/// Cells without a validation curve (learners run to convergence) give their
+/// `train_seconds`: their training ends when they stop improving.
+pub const SATURATION_SECONDS: &str = "saturation_seconds";
+
+/// The step of [`SATURATION_SECONDS`]'s checkpoint.
+pub const SATURATION_STEP: &str = "saturation_step";
+
 /// Pseudo-metrics every cell has, whatever its task: solver time and what follows from the
 /// hold-out.
 pub static CELL_METRICS: &[Metric] = &[
     Metric {
-        name: crate::results::TRAIN_SECONDS,
+        name: TRAIN_SECONDS,
         label: "solver s",
         unit: "s",
         higher_is_better: false,
@@ -253,7 +277,7 @@ pub static CELL_METRICS: &[Metric] = &[
         description: "solver seconds of the final training run, evaluation excluded",
     },
     Metric {
-        name: crate::results::SELECTION_SECONDS,
+        name: SELECTION_SECONDS,
         label: "selection s",
         unit: "s",
         higher_is_better: false,
@@ -261,7 +285,7 @@ pub static CELL_METRICS: &[Metric] = &[
         description: "solver seconds spent on the hold-out (early stopping, tuning)",
     },
     Metric {
-        name: crate::results::SECONDS_PER_STEP,
+        name: SECONDS_PER_STEP,
         label: "s/step",
         unit: "s",
         higher_is_better: false,
@@ -269,7 +293,7 @@ pub static CELL_METRICS: &[Metric] = &[
         description: "final-run solver seconds per step",
     },
     Metric {
-        name: crate::results::SATURATION_SECONDS,
+        name: SATURATION_SECONDS,
         label: "s to saturation",
         unit: "s",
         higher_is_better: false,
@@ -277,7 +301,7 @@ pub static CELL_METRICS: &[Metric] = &[
         description: "hold-out solver seconds until the selection metric is within 1 % of its best",
     },
     Metric {
-        name: crate::results::SATURATION_STEP,
+        name: SATURATION_STEP,
         label: "steps to saturation",
         unit: "steps",
         higher_is_better: false,

@@ -3,8 +3,8 @@
 #![allow(dead_code)] // each test binary uses a subset
 
 use dyad_harness::Workspace;
-use dyad_harness::profile::Profile;
-use dyad_harness::run::{Progress, RunOptions, RunSummary, execute};
+use dyad_harness::engine::run::{Progress, RunOptions, RunSummary, execute};
+use dyad_harness::spec::profile::Profile;
 
 /// A temporary workspace (dropped with the fixture).
 pub struct Fixture {
@@ -45,7 +45,10 @@ pub fn plan_error(ws: &Workspace) -> String {
     }
 }
 
-pub fn plan_and_run(ws: &Workspace, threads: usize) -> (Vec<dyad_harness::plan::Plan>, RunSummary) {
+pub fn plan_and_run(
+    ws: &Workspace,
+    threads: usize,
+) -> (Vec<dyad_harness::engine::plan::Plan>, RunSummary) {
     let ctx = ws.data_context();
     let plans = ws
         .plan(&ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
@@ -56,10 +59,10 @@ pub fn plan_and_run(ws: &Workspace, threads: usize) -> (Vec<dyad_harness::plan::
 
 /// The verdict and detail of the claim `id` of a plan's spec.
 pub fn judge_claim(
-    plan: &dyad_harness::plan::Plan,
-    res: &dyad_harness::results::ExperimentResults<'_>,
+    plan: &dyad_harness::engine::plan::Plan,
+    res: &dyad_harness::analysis::results::ExperimentResults<'_>,
     id: &str,
-) -> dyad_harness::claims::Outcome {
+) -> dyad_harness::analysis::claims::Outcome {
     let c = plan
         .spec
         .spec
@@ -67,5 +70,5 @@ pub fn judge_claim(
         .iter()
         .find(|c| c.id == id)
         .unwrap_or_else(|| panic!("no claim {id}"));
-    dyad_harness::claims::judge(res, c)
+    dyad_harness::analysis::claims::judge(res, c)
 }

@@ -11,11 +11,11 @@
 
 use dyad_core::{Checkpoint, Control, LabeledSet, Observer, Schedule, Scorer, derive_seed, seeded};
 use dyad_datasets::provider::kinds;
-use dyad_harness::cache::Record;
-use dyad_harness::plan::{DatasetInstance, SolverInstance};
-use dyad_harness::profile::PerProfile;
+use dyad_harness::engine::cache::Record;
+use dyad_harness::engine::plan::{DatasetInstance, SolverInstance};
 use dyad_harness::registry::RANKER;
 use dyad_harness::spec::SpecError;
+use dyad_harness::spec::profile::PerProfile;
 use dyad_harness::tasks::ranking::{SplitCell, check_split, labelled, rankers};
 use dyad_harness::tasks::{CellOutput, CellProtocol, CellRun, Headline, Metric, Task, TaskInput};
 use serde::{Deserialize, Serialize};

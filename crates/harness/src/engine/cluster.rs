@@ -4,25 +4,25 @@
 //!
 //! The manifest names the workspace (absolute paths of the specs, results and data), the
 //! profile and, per cell, its spec and content key. A task plans its spec again and computes
-//! exactly that cell through the same path as a local run ([`crate::run::execute_only`]):
+//! exactly that cell through the same path as a local run ([`crate::engine::run::execute_only`]):
 //! the cell is claimed in the cache (so concurrent tasks, local runs or a resubmission never
 //! compute it twice), stored atomically, released. A task whose cell fails leaves
 //! `failed/<index>.txt` beside the manifest (removed when a later attempt succeeds); one
-//! killed mid-way leaves a claim that goes stale ([`crate::cache::STALE_AFTER`]) and is taken
+//! killed mid-way leaves a claim that goes stale ([`crate::engine::cache::STALE_AFTER`]) and is taken
 //! over by the next attempt. Resubmitting a manifest computes only what is still missing.
 //! Cells to compute again (`--recompute stale|all`) are moved aside before the manifest is
-//! written ([`crate::run::set_aside`]), so it lists them as missing; the task that computes
+//! written ([`crate::engine::run::set_aside`]), so it lists them as missing; the task that computes
 //! one compares it with the old cell, as a local recomputation does.
 //!
 //! What the cache assumes of a shared file system (NFS v3+, Lustre, GPFS): atomic `rename`
 //! within a directory, atomic exclusive create (`O_CREAT | O_EXCL`), modification times that
-//! advance, and clocks of the nodes within [`crate::cache::STALE_AFTER`] of each other.
+//! advance, and clocks of the nodes within [`crate::engine::cache::STALE_AFTER`] of each other.
 
 use crate::Workspace;
-use crate::cache::Cache;
-use crate::plan::Plan;
-use crate::profile::Profile;
-use crate::run::{RunOptions, RunSummary};
+use crate::engine::cache::Cache;
+use crate::engine::plan::Plan;
+use crate::engine::run::{RunOptions, RunSummary};
+use crate::spec::profile::Profile;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -90,7 +90,7 @@ impl Manifest {
                     cells.push(ManifestCell {
                         spec: p.spec.id.clone(),
                         key: c.key.clone(),
-                        what: crate::run::describe(p, ci),
+                        what: crate::engine::run::describe(p, ci),
                     });
                 }
             }
@@ -109,7 +109,7 @@ impl Manifest {
 
     pub fn write(&self, path: &Path) -> Result<(), String> {
         let text = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
-        crate::cache::write_atomic(path, text.as_bytes())
+        crate::engine::cache::write_atomic(path, text.as_bytes())
             .map_err(|e| format!("{}: {e}", path.display()))
     }
 
@@ -185,11 +185,11 @@ pub fn run_cell(path: &Path, index: usize, threads: Option<usize>) -> Result<Run
             results: ws.results.clone(),
             keep_going: false,
             threads,
-            progress: crate::run::Progress::Plain,
+            progress: crate::engine::run::Progress::Plain,
             recompute: Default::default(),
         };
         let keys = BTreeSet::from([cell.key.clone()]);
-        let summary = crate::run::execute_only(&plans, &opts, &keys);
+        let summary = crate::engine::run::execute_only(&plans, &opts, &keys);
         match summary.failed.first() {
             Some(f) => Err(f.error.clone()),
             None if ws.cache().contains(&cell.key) => Ok(summary),
@@ -201,7 +201,10 @@ pub fn run_cell(path: &Path, index: usize, threads: Option<usize>) -> Result<Run
             let _ = std::fs::remove_file(&marker);
         }
         Err(e) => {
-            let _ = crate::cache::write_atomic(&marker, format!("{}\n{e}\n", cell.what).as_bytes());
+            let _ = crate::engine::cache::write_atomic(
+                &marker,
+                format!("{}\n{e}\n", cell.what).as_bytes(),
+            );
         }
     }
     outcome
@@ -233,17 +236,17 @@ pub fn run_all(path: &Path, threads: Option<usize>) -> Result<RunSummary, String
         results: ws.results.clone(),
         keep_going: true,
         threads,
-        progress: crate::run::Progress::Auto,
+        progress: crate::engine::run::Progress::Auto,
         recompute: Default::default(),
     };
-    let summary = crate::run::execute_only(&plans, &opts, &keys);
+    let summary = crate::engine::run::execute_only(&plans, &opts, &keys);
     let cache = ws.cache();
     for (i, c) in m.cells.iter().enumerate() {
         let marker = failure_path(path, i);
         if cache.contains(&c.key) {
             let _ = std::fs::remove_file(&marker);
         } else if let Some(f) = summary.failed.iter().find(|f| f.cell == c.what) {
-            let _ = crate::cache::write_atomic(
+            let _ = crate::engine::cache::write_atomic(
                 &marker,
                 format!("{}\n{}\n", c.what, f.error).as_bytes(),
             );
@@ -472,7 +475,8 @@ mod tests {
         let path = dir.path().join("sub/manifest.json");
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         m.write(&path).unwrap();
-        crate::cache::write_atomic(&failure_path(&path, 0), b"cell a0\nout of memory\n").unwrap();
+        crate::engine::cache::write_atomic(&failure_path(&path, 0), b"cell a0\nout of memory\n")
+            .unwrap();
         let q = Queue::parse("7", "7_1 PENDING JobArrayTaskLimit\n7_0 PENDING None\n");
         let (_, st) = status(&path, Some(&q)).unwrap();
         assert_eq!(

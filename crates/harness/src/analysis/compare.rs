@@ -30,7 +30,7 @@
 //! Beside the cells: per experiment, data set, solver and headline metric of the task (the
 //! summary table's columns: its primary set, last step) the mean difference B − A with its
 //! paired spread over repeats (the 95 % t interval of the paired differences; "not
-//! distinguishable" when it contains 0, see [`claims::paired`]), and per claim the verdict on
+//! distinguishable" when it contains 0, see [`stats::paired`]), and per claim the verdict on
 //! each side ([`claims::judge`] on each side's cells) and its transitions. Claims that read a
 //! timing may change with the machine's load: they are marked so.
 //!
@@ -38,10 +38,11 @@
 //! refreshed after an intended change (a version bump).
 
 use crate::HarnessError;
-use crate::cache::{Cache, CellResult, changed_parts};
-use crate::claims::{self, Paired};
-use crate::plan::{Plan, cell_key};
-use crate::results::{ExperimentResults, Stat};
+use crate::analysis::claims;
+use crate::analysis::results::{ExperimentResults, Stat};
+use crate::analysis::stats::{self, Paired};
+use crate::engine::cache::{Cache, CellResult, changed_parts};
+use crate::engine::plan::{Plan, cell_key};
 use crate::spec::{At, Selector};
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap};
@@ -142,7 +143,7 @@ impl Side {
 
     /// The cell standing for plan cell `cell` on this side: the one of its key, else among
     /// the cells of its identity the one on the same data with the highest versions.
-    fn find(&mut self, cell: &crate::plan::Cell) -> Option<CellResult> {
+    fn find(&mut self, cell: &crate::engine::plan::Cell) -> Option<CellResult> {
         if let Some(c) = self.cache.get(&cell.key) {
             return Some(c);
         }
@@ -481,7 +482,7 @@ pub fn compare(plans: &[Plan], a: &mut Side, b: &mut Side, all_specs: bool) -> R
 fn cell_line(plan: &Plan, ci: usize, a: Option<&CellResult>, b: Option<&CellResult>) -> CellLine {
     let cell = &plan.cells[ci];
     let mut line = CellLine {
-        cell: crate::run::describe(plan, ci),
+        cell: crate::engine::run::describe(plan, ci),
         experiment: plan.spec.id.clone(),
         dataset: plan.datasets[cell.dataset].id.clone(),
         solver: plan.solvers[cell.solver].label.clone(),
@@ -553,8 +554,8 @@ fn metric_lines(a: &ExperimentResults<'_>, b: &ExperimentResults<'_>) -> (Vec<Me
                 }
                 let d_r: Vec<f64> = pairs.iter().map(|(x, y)| y - x).collect();
                 let s = Stat::of(&d_r).expect("pairs");
-                let half = claims::t_critical(s.n - 1) * s.sem;
-                let verdict = match claims::paired(&vb, &va, 1.0, 0.0).0 {
+                let half = stats::t_critical(s.n - 1) * s.sem;
+                let verdict = match stats::paired(&vb, &va, 1.0, 0.0).0 {
                     Paired::Better => "B higher",
                     Paired::Worse => "B lower",
                     Paired::Tie => "not distinguishable",
@@ -926,7 +927,10 @@ mod tests {
         let of = |c: &[Change]| Explanation::of(c);
         assert_eq!(of(&[code.clone(), version.clone()]), Explanation::Version);
         assert_eq!(of(&[code.clone(), data.clone()]), Explanation::Data);
-        assert_eq!(of(std::slice::from_ref(&code)), Explanation::CodeWithoutVersion);
+        assert_eq!(
+            of(std::slice::from_ref(&code)),
+            Explanation::CodeWithoutVersion
+        );
         assert_eq!(of(&[]), Explanation::Nothing);
         assert!(of(&[version]).explained() && of(&[data]).explained());
         assert!(!of(&[code]).explained() && !of(&[]).explained());

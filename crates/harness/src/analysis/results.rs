@@ -1,35 +1,14 @@
 //! Results of one experiment: its cells' records as a tidy table (polars, written as parquet
 //! and CSV with provenance columns), and the statistics plots, reports and checks read.
 
-use crate::cache::{Cache, CellResult, Record};
-use crate::plan::Plan;
+use crate::engine::cache::{Cache, CellResult, Record};
+use crate::engine::plan::Plan;
 use crate::spec::{At, Selector, XAxis};
+use crate::tasks::{
+    SATURATION_SECONDS, SATURATION_STEP, SECONDS_PER_STEP, SELECTION_SECONDS, TRAIN_SECONDS,
+};
 use polars::prelude::*;
 use std::path::{Path, PathBuf};
-
-/// The pseudo-metric selecting each cell's solver seconds (the final training run, to its
-/// last reported step, evaluation excluded): what speed gates check.
-pub const TRAIN_SECONDS: &str = "train_seconds";
-
-/// The pseudo-metric selecting each cell's solver seconds spent on the hold-out (early
-/// stopping and tuning runs, evaluation excluded).
-pub const SELECTION_SECONDS: &str = "selection_seconds";
-
-/// The pseudo-metric selecting each cell's final-run solver seconds divided by its number of
-/// steps (the selected step, else the last recorded one; cells without steps are skipped).
-pub const SECONDS_PER_STEP: &str = "seconds_per_step";
-
-/// The pseudo-metric selecting the hold-out run's solver seconds until its validation mAP
-/// saturated: the first checkpoint whose validation mAP is within [`SATURATION_TOLERANCE`]
-/// (relative) of the best one. The paper stops web training "when mAP saturated" (spec
-/// §7.2); where the curve creeps up by less than that to the end of the grid, the arg-max
-/// early stopping (`selected_step`) picks the grid's end while this picks the plateau's start.
-/// Cells without a validation curve (learners run to convergence) give their
-/// `train_seconds`: their training ends when they stop improving.
-pub const SATURATION_SECONDS: &str = "saturation_seconds";
-
-/// The step of [`SATURATION_SECONDS`]'s checkpoint.
-pub const SATURATION_STEP: &str = "saturation_step";
 
 /// Relative distance to the best validation mAP that counts as saturated.
 pub const SATURATION_TOLERANCE: f64 = 0.01;
@@ -193,7 +172,7 @@ impl<'a> ExperimentResults<'a> {
         for (cell, r) in self.plan.cells.iter().zip(&self.cells) {
             let Some(r) = r else { continue };
             let mut this = false;
-            for part in crate::cache::changed_parts(&cell.code, &r.code) {
+            for part in crate::engine::cache::changed_parts(&cell.code, &r.code) {
                 let name = match part {
                     "solver" => format!("solver {}", self.plan.solvers[cell.solver].name),
                     "task" => format!("task {}", self.plan.task.name()),
@@ -522,7 +501,7 @@ impl<'a> ExperimentResults<'a> {
     }
 
     /// The first of `names` among a data set's `vars`, else among its spec parameters.
-    fn numeric_param(d: &crate::plan::DatasetInstance, names: &[String]) -> Option<f64> {
+    fn numeric_param(d: &crate::engine::plan::DatasetInstance, names: &[String]) -> Option<f64> {
         if let Some(v) = names.iter().find_map(|p| d.vars.get(p)) {
             return Some(*v);
         }
@@ -676,7 +655,8 @@ impl<'a> ExperimentResults<'a> {
             dir.join(format!("{name}.csv")),
         ];
         for (p, bytes) in paths.iter().zip([parquet, csv]) {
-            crate::cache::write_atomic(p, &bytes).map_err(|e| format!("{}: {e}", p.display()))?;
+            crate::engine::cache::write_atomic(p, &bytes)
+                .map_err(|e| format!("{}: {e}", p.display()))?;
         }
         Ok(paths)
     }

@@ -9,7 +9,10 @@
 //! `choices`; it may add data sets, solvers and choices, but not redefine the protocol) and
 //! presents them its own way.
 
-use crate::profile::{PerProfile, Profile};
+pub mod profile;
+pub mod quotes;
+
+use profile::{PerProfile, Profile};
 use serde::{Deserialize, Deserializer};
 use std::path::{Path, PathBuf};
 use toml::Spanned;
@@ -536,41 +539,6 @@ impl Reference {
     }
 }
 
-/// How a claim is judged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ClaimKind {
-    /// `solver`'s value exceeds `versus`'s (times `factor`) on every selected data set (and
-    /// every k when none is given); with `tolerance`, "at least as large up to that margin".
-    Greater,
-    /// Like `greater`, in the metric's own direction: higher for accuracies, lower for times.
-    Better,
-    /// `solver` and `versus` are within `tolerance` of each other everywhere `greater` looks.
-    Close,
-    /// The Pearson correlation of `solver`'s and `versus`'s per-coordinate means of the
-    /// metric (coordinate `over`, e.g. one value per category), on every covered data set,
-    /// lies in `range` (e.g. per-category AUCs of two dictionary sizes, Table S1).
-    Correlated,
-    /// Our value is within `tolerance` of every matching reference number.
-    Near,
-    /// A number the paper states as a ratio ("improves by 33 %", "two orders of magnitude
-    /// faster"): the measured factor `solver / versus`, paired by split, with its 95 %
-    /// interval, against `paper_value` ± `tolerance` (in decades with `log = true`).
-    Factor,
-    /// The same for a stated difference `solver − versus` (e.g. "0.6231 vs 0.6322").
-    Difference,
-    /// The step where the mean metric peaks lies in `range`.
-    PeakWithin,
-    /// The exponent `b` of a least-squares fit `metric = a x^b` over the data sets, with x
-    /// the data-set parameter `x_param`, lies in `range` (e.g. linear runtime scaling).
-    SlopeWithin,
-    /// The metric's value itself lies in `range` on every covered data set (e.g. a
-    /// log10 p below −3, a fraction above chance): holds when the 95 % interval of the mean
-    /// over splits lies inside, does not hold when it lies outside, otherwise not
-    /// distinguishable.
-    ValueWithin,
-}
-
 /// Whose claim it is: the paper's (it quotes the paper's words) or ours (a diagnostic or
 /// sanity check of the reproduction, counted apart from the paper's claims).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
@@ -604,7 +572,10 @@ pub struct Claim {
     /// of the paper the quote is checked against.
     #[serde(default)]
     pub section: Option<String>,
-    pub kind: ClaimKind,
+    /// How it is judged: the name of a registered claim kind (`greater`, `factor`,
+    /// `slope-within`, ...; see `crate::analysis::claims::kinds`), which also says what else
+    /// the claim needs.
+    pub kind: String,
     pub metric: String,
     #[serde(default = "default_set")]
     pub set: String,
@@ -662,7 +633,7 @@ pub struct Claim {
     /// Judged at this profile only (it names solvers only that profile has, e.g. a grid value
     /// of the paper's); elsewhere "not comparable", and its names are not checked.
     #[serde(default)]
-    pub profile: Option<crate::profile::Profile>,
+    pub profile: Option<crate::spec::profile::Profile>,
 }
 
 /// An expectation band checked by `dyad check`.
@@ -1195,48 +1166,6 @@ impl LoadedSpec {
                 ));
             }
             self.validate_origin(i, c)?;
-            let ok = match c.kind {
-                ClaimKind::Factor | ClaimKind::Difference => {
-                    (c.versus.is_some() || c.versus_dataset.is_some())
-                        && c.paper_value.is_some()
-                        && c.tolerance.is_some()
-                        && c.factor.is_none()
-                }
-                ClaimKind::Greater | ClaimKind::Better => {
-                    c.versus.is_some() || c.versus_dataset.is_some()
-                }
-                ClaimKind::Close => {
-                    (c.versus.is_some() || c.versus_dataset.is_some()) && c.tolerance.is_some()
-                }
-                ClaimKind::Near => c.tolerance.is_some(),
-                ClaimKind::PeakWithin => c.range.is_some(),
-                ClaimKind::SlopeWithin => c.range.is_some() && c.x_param.is_some(),
-                ClaimKind::ValueWithin => c.range.is_some(),
-                ClaimKind::Correlated => {
-                    c.versus.is_some() && c.range.is_some() && c.over.is_some()
-                }
-            };
-            if !ok {
-                return Err(self.error_at_key(
-                    &["claims", &i.to_string(), "kind"],
-                    format!(
-                        "claim `{}`: kind {:?} needs `{}`",
-                        c.id,
-                        c.kind,
-                        match c.kind {
-                            ClaimKind::Greater | ClaimKind::Better => "versus` or `versus_dataset",
-                            ClaimKind::Close => "versus` (or `versus_dataset`) and `tolerance",
-                            ClaimKind::Near => "tolerance",
-                            ClaimKind::PeakWithin => "range",
-                            ClaimKind::SlopeWithin => "range` and `x_param",
-                            ClaimKind::ValueWithin => "range",
-                            ClaimKind::Correlated => "versus`, `range` and `over",
-                            ClaimKind::Factor | ClaimKind::Difference =>
-                                "versus` (or `versus_dataset`), `paper_value` and `tolerance`, and no `factor",
-                        }
-                    ),
-                ));
-            }
         }
         Ok(())
     }
@@ -1244,7 +1173,8 @@ impl LoadedSpec {
 
 impl LoadedSpec {
     /// A claim of the paper carries its words and where they are; a claim of ours carries
-    /// neither (its `text` says why it is ours); `log` goes with a `factor` claim only.
+    /// neither (its `text` says why it is ours). What the claim's kind needs is the kind's to
+    /// check (`crate::analysis::claims::validate`).
     fn validate_origin(&self, i: usize, c: &Claim) -> Result<(), SpecError> {
         let at = |key: &str, msg: String| {
             self.error_at_key(
@@ -1285,26 +1215,6 @@ impl LoadedSpec {
                     }
                 }
             }
-        }
-        if c.log && c.kind != ClaimKind::Factor {
-            return Err(at(
-                "log",
-                "`log = true` goes with `kind = \"factor\"`".into(),
-            ));
-        }
-        if c.paper_value.is_some() && !matches!(c.kind, ClaimKind::Factor | ClaimKind::Difference) {
-            return Err(at(
-                "paper_value",
-                "`paper_value` goes with `kind = \"factor\"` or `\"difference\"`".into(),
-            ));
-        }
-        if c.kind == ClaimKind::Factor
-            && (c.paper_value.is_some_and(|v| v <= 0.0) || c.tolerance.is_some_and(|t| t < 0.0))
-        {
-            return Err(at(
-                "paper_value",
-                "a `factor` claim needs a positive `paper_value` and a tolerance >= 0".into(),
-            ));
         }
         Ok(())
     }
@@ -1376,7 +1286,7 @@ pub fn discover(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     pub(crate) const MINIMAL: &str = r#"
@@ -1565,14 +1475,14 @@ name = "oasis"
     }
 
     /// A claim after MINIMAL, with `extra` keys.
-    fn with_claim(extra: &str) -> String {
+    pub(crate) fn with_claim(extra: &str) -> String {
         format!(
             "{MINIMAL}\n[[claims]]\nid = \"c\"\ntext = \"t\"\nkind = \"greater\"\n\
              metric = \"map\"\nsolver = \"oasis\"\nversus = \"oasis\"\n{extra}"
         )
     }
 
-    fn line_of_key(src: &str, key: &str) -> usize {
+    pub(crate) fn line_of_key(src: &str, key: &str) -> usize {
         src.lines().position(|l| l.starts_with(key)).unwrap() + 1
     }
 
@@ -1626,59 +1536,6 @@ name = "oasis"
         let src = with_claim("origin = \"theirs\"\n");
         let e = parse(&src).unwrap_err();
         assert_eq!(e.line, Some(line_of_key(&src, "origin")), "{e}");
-    }
-
-    #[test]
-    fn a_stated_number_needs_the_papers_value_and_a_tolerance() {
-        let factor = |extra: &str| {
-            with_claim(&format!("origin = \"ours\"\n{extra}"))
-                .replace("kind = \"greater\"", "kind = \"factor\"")
-        };
-        assert!(parse(&factor("paper_value = 1.33\ntolerance = 0.1\n")).is_ok());
-        assert!(
-            parse(&factor(
-                "paper_value = 100.0\ntolerance = 0.5\nlog = true\n"
-            ))
-            .is_ok()
-        );
-        let difference = factor("paper_value = -0.01\ntolerance = 0.02\n")
-            .replace("kind = \"factor\"", "kind = \"difference\"");
-        assert!(parse(&difference).is_ok());
-        for (extra, key, says) in [
-            ("tolerance = 0.1\n", "kind", "paper_value"),
-            ("paper_value = 1.33\n", "kind", "tolerance"),
-            (
-                "paper_value = 1.33\ntolerance = 0.1\nfactor = 1.33\n",
-                "kind",
-                "no `factor",
-            ),
-            (
-                "paper_value = -1.0\ntolerance = 0.1\n",
-                "paper_value",
-                "positive",
-            ),
-        ] {
-            let src = factor(extra);
-            let e = parse(&src).unwrap_err();
-            assert_eq!(e.line, Some(line_of_key(&src, key)), "{e}");
-            assert!(e.to_string().contains(says), "{e}");
-        }
-        // `log` and `paper_value` belong to stated numbers only.
-        for (extra, key) in [
-            ("log = true\n", "log"),
-            ("paper_value = 2.0\n", "paper_value"),
-        ] {
-            let src = with_claim(&format!("origin = \"ours\"\n{extra}"));
-            let e = parse(&src).unwrap_err();
-            assert_eq!(e.line, Some(line_of_key(&src, key)), "{e}");
-        }
-        let src = difference.replace("tolerance = 0.02\n", "tolerance = 0.02\nlog = true\n");
-        assert!(
-            parse(&src)
-                .unwrap_err()
-                .to_string()
-                .contains("`log = true` goes with")
-        );
     }
 
     #[test]

@@ -38,10 +38,12 @@
 //! interval is the value itself and the detail says "one split". Over several data sets or
 //! k the worst verdict counts.
 
-use crate::plots::SlopeBound;
-use crate::results::ExperimentResults;
-use crate::spec::{Claim, ClaimKind, Origin, Selector, XAxis};
+use crate::analysis::results::ExperimentResults;
+use crate::analysis::stats::t_critical;
+use crate::spec::{Claim, LoadedSpec, Origin, Selector, SpecError};
 use std::fmt;
+
+pub mod kinds;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
@@ -79,70 +81,106 @@ pub struct Outcome {
     pub section: Option<String>,
 }
 
-/// Two-sided 95 % critical value of Student's t with `df` degrees of freedom.
-pub fn t_critical(df: usize) -> f64 {
-    const T: [f64; 30] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-        2.052, 2.048, 2.045, 2.042,
-    ];
-    match df {
-        0 => f64::INFINITY,
-        d if d <= 30 => T[d - 1],
-        _ => 1.96,
-    }
+/// A kind of claim: `kind = "<name>"` in a spec's `[[claims]]`, what else it needs of the
+/// claim's keys and how it is judged. Each kind is a file in [`kinds`] declaring its entry,
+/// and a line in [`kinds::CLAIM_KINDS`]; the spec names it, and nothing else enumerates the
+/// kinds.
+pub struct ClaimKind {
+    /// The spec's `kind` (e.g. `"greater"`).
+    pub name: &'static str,
+    /// What the kind needs beyond the keys every claim has, as an error names it (e.g.
+    /// "versus` or `versus_dataset").
+    pub needs: &'static str,
+    /// Whether a claim has what the kind needs.
+    pub complete: fn(&Claim) -> bool,
+    /// The optional keys that only some kinds read ([`KIND_KEYS`]) which this one reads.
+    pub reads: &'static [&'static str],
+    /// Further checks of the claim's values: the key at fault and what is wrong with it
+    /// ([`no_check`]: none).
+    pub check: fn(&Claim) -> Result<(), (&'static str, String)>,
+    /// How the number a claim of this kind states is measured (`factor`, `difference`): the
+    /// report shows it from the means when the cells are gone ([`no_quantity`]: the kind
+    /// states none).
+    pub quantity: fn(&Claim) -> Option<Quantity>,
+    /// The verdict over the covered data sets, with the numbers behind it, or why there is
+    /// none.
+    pub judge: Judge,
 }
 
-/// The outcome of one paired comparison.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Paired {
-    Better,
-    Worse,
-    Tie,
+/// How a kind judges a claim over the covered data sets.
+pub type Judge = fn(&ExperimentResults<'_>, &Claim, &[&str]) -> Result<(Verdict, String), String>;
+
+/// A kind without checks of its own.
+pub fn no_check(_: &Claim) -> Result<(), (&'static str, String)> {
+    Ok(())
 }
 
-/// Judge `l_r − factor · r_r + margin > 0` over the splits both have (see the module docs).
-/// Returns the outcome, the two means and the pair count.
-pub fn paired(
-    l: &std::collections::BTreeMap<u32, f64>,
-    r: &std::collections::BTreeMap<u32, f64>,
-    factor: f64,
-    margin: f64,
-) -> (Paired, f64, f64, usize) {
-    let pairs: Vec<(f64, f64)> = l
-        .iter()
-        .filter_map(|(k, a)| r.get(k).map(|b| (*a, *b)))
-        .collect();
-    let n = pairs.len();
-    let lm = pairs.iter().map(|p| p.0).sum::<f64>() / n.max(1) as f64;
-    let rm = pairs.iter().map(|p| p.1).sum::<f64>() / n.max(1) as f64;
-    if n == 0 {
-        return (Paired::Tie, lm, rm, 0);
+/// A kind that states no number.
+pub fn no_quantity(_: &Claim) -> Option<Quantity> {
+    None
+}
+
+/// Keys of a claim that only some kinds read: written for another kind, they are an error.
+pub const KIND_KEYS: [&str; 2] = ["log", "paper_value"];
+
+/// The registered claim kind named `name`.
+pub fn kind(name: &str) -> Option<&'static ClaimKind> {
+    kinds::CLAIM_KINDS.iter().copied().find(|k| k.name == name)
+}
+
+/// The part of a spec's validation that the claim kinds own: every claim names a registered
+/// kind, has what that kind needs, and writes no key only other kinds read. Errors are at the
+/// claim's key, as the spec's own. Run with the spec's validation, when specs are selected
+/// ([`crate::Workspace::select_specs`]).
+pub fn validate(spec: &LoadedSpec) -> Result<(), SpecError> {
+    for (i, c) in spec.spec.claims.iter().enumerate() {
+        let at = |key: &str, msg: String| {
+            spec.error_at_key(
+                &["claims", &i.to_string(), key],
+                format!("claim `{}`: {msg}", c.id),
+            )
+        };
+        let Some(k) = kind(&c.kind) else {
+            let known: Vec<&str> = kinds::CLAIM_KINDS.iter().map(|k| k.name).collect();
+            return Err(at(
+                "kind",
+                format!("unknown kind \"{}\" (known: {})", c.kind, known.join(", ")),
+            ));
+        };
+        for key in KIND_KEYS {
+            let written = match key {
+                "log" => c.log,
+                _ => c.paper_value.is_some(),
+            };
+            if written && !k.reads.contains(&key) {
+                let readers: Vec<String> = kinds::CLAIM_KINDS
+                    .iter()
+                    .filter(|k| k.reads.contains(&key))
+                    .map(|k| format!("\"{}\"", k.name))
+                    .collect();
+                let what = if key == "log" {
+                    "`log = true`"
+                } else {
+                    "`paper_value`"
+                };
+                return Err(at(
+                    key,
+                    format!(
+                        "{what} goes with `kind = {}`",
+                        readers.join("` or `kind = ")
+                    ),
+                ));
+            }
+        }
+        if !(k.complete)(c) {
+            return Err(at(
+                "kind",
+                format!("kind \"{}\" needs `{}`", c.kind, k.needs),
+            ));
+        }
+        (k.check)(c).map_err(|(key, msg)| at(key, msg))?;
     }
-    let d: Vec<f64> = pairs.iter().map(|(a, b)| a - factor * b + margin).collect();
-    let mean = d.iter().sum::<f64>() / n as f64;
-    let outcome = if n == 1 {
-        // One split: a 5 % relative margin stands in for the unknown spread.
-        let scale = pairs[0].0.abs().max((factor * pairs[0].1).abs());
-        if mean.abs() <= 0.05 * scale {
-            Paired::Tie
-        } else if mean > 0.0 {
-            Paired::Better
-        } else {
-            Paired::Worse
-        }
-    } else {
-        let sd = (d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
-        let half = t_critical(n - 1) * sd / (n as f64).sqrt();
-        if mean > half {
-            Paired::Better
-        } else if mean < -half {
-            Paired::Worse
-        } else {
-            Paired::Tie
-        }
-    };
-    (outcome, lm, rm, n)
+    Ok(())
 }
 
 /// Whether every cell a claim reads is cached: those of the data sets it covers (and of
@@ -221,7 +259,7 @@ fn covered<'a>(res: &'a ExperimentResults<'_>, claim: &'a Claim) -> Vec<&'a str>
 
 /// A number for a verdict's detail: three decimals, or three significant digits for small
 /// values (per-step seconds).
-fn num(x: f64) -> String {
+pub(crate) fn num(x: f64) -> String {
     if x != 0.0 && x.abs() < 0.01 {
         format!("{x:.3e}")
     } else {
@@ -229,7 +267,7 @@ fn num(x: f64) -> String {
     }
 }
 
-fn mean(v: &[f64]) -> f64 {
+pub(crate) fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
 }
 
@@ -271,14 +309,9 @@ pub fn judge(res: &ExperimentResults<'_>, claim: &Claim) -> Outcome {
         );
     }
     let datasets = covered(res, claim);
-    let computed = match claim.kind {
-        ClaimKind::Greater | ClaimKind::Better | ClaimKind::Close => compare(res, claim, &datasets),
-        ClaimKind::Near => near(res, claim, &datasets),
-        ClaimKind::PeakWithin => peak_within(res, claim, &datasets),
-        ClaimKind::SlopeWithin => slope_within(res, claim, &datasets),
-        ClaimKind::ValueWithin => value_within(res, claim, &datasets),
-        ClaimKind::Correlated => correlated(res, claim, &datasets),
-        ClaimKind::Factor | ClaimKind::Difference => quantity(res, claim, &datasets),
+    let computed = match kind(&claim.kind) {
+        Some(k) => (k.judge)(res, claim, &datasets),
+        None => Err(format!("unknown claim kind `{}`", claim.kind)),
     };
     match computed {
         Err(e) => outcome(Verdict::NotComparable, e),
@@ -293,7 +326,7 @@ pub fn judge(res: &ExperimentResults<'_>, claim: &Claim) -> Outcome {
     }
 }
 
-fn selector(claim: &Claim, dataset: &str, solver: &str, k: Option<u32>) -> Selector {
+pub(crate) fn selector(claim: &Claim, dataset: &str, solver: &str, k: Option<u32>) -> Selector {
     Selector {
         dataset: Some(dataset.to_string()),
         solver: Some(solver.to_string()),
@@ -308,7 +341,7 @@ fn selector(claim: &Claim, dataset: &str, solver: &str, k: Option<u32>) -> Selec
 /// The ks a claim covers: its own, or every k the claim's set and metric are recorded at
 /// (e.g. 1..=50 for precision on the test set, 1..=10 for the simulated raters' set), or
 /// none for a metric without k.
-fn ks(res: &ExperimentResults<'_>, claim: &Claim) -> Vec<Option<u32>> {
+pub(crate) fn ks(res: &ExperimentResults<'_>, claim: &Claim) -> Vec<Option<u32>> {
     if let Some(k) = claim.k {
         return vec![Some(k)];
     }
@@ -327,186 +360,7 @@ fn ks(res: &ExperimentResults<'_>, claim: &Claim) -> Vec<Option<u32>> {
     }
 }
 
-/// `greater`: `solver`'s value exceeds `versus`'s (`l + tolerance > factor r`); `better`:
-/// the same in the metric's direction (for a lower-is-better metric such as seconds, `factor
-/// l < r + tolerance`: "at least `factor` times faster"); both paired by split (module docs).
-/// `close`: the two means are within `tolerance`. On every data set, at every selected k.
-fn compare(
-    res: &ExperimentResults<'_>,
-    claim: &Claim,
-    datasets: &[&str],
-) -> Result<(Verdict, String), String> {
-    let versus = claim.versus.as_deref().unwrap_or(&claim.solver);
-    let tol = claim.tolerance.unwrap_or(0.0);
-    let factor = claim.factor.unwrap_or(1.0);
-    let close = claim.kind == ClaimKind::Close;
-    let lower_better =
-        claim.kind == ClaimKind::Better && !res.plan.metric(&claim.metric).higher_is_better;
-    let mut counts = [0usize; 3]; // better, tie, worse
-    let mut parts = Vec::new();
-    let mut splits = usize::MAX;
-    for d in datasets {
-        let ks = ks(res, claim);
-        let (mut c, mut first_bad) = ([0usize; 3], None);
-        let (mut l_sum, mut r_sum) = (0.0, 0.0);
-        for &k in &ks {
-            let l = res.select_repeats(&selector(claim, d, &claim.solver, k))?;
-            let vd = claim.versus_dataset.as_deref().unwrap_or(d);
-            let r = res.select_repeats(&selector(claim, vd, versus, k))?;
-            let outcome = if close {
-                let (lm, rm) = (
-                    mean(&l.values().copied().collect::<Vec<_>>()),
-                    mean(&r.values().copied().collect::<Vec<_>>()),
-                );
-                l_sum += lm;
-                r_sum += rm;
-                splits = splits.min(l.len().min(r.len()));
-                if (lm - rm).abs() <= tol {
-                    Paired::Better
-                } else {
-                    Paired::Worse
-                }
-            } else {
-                // Lower is better: `factor · l < r + tolerance`, i.e. `r − factor · l +
-                // tolerance > 0`: the same test with the roles swapped.
-                let (o, lm, rm, n) = if lower_better {
-                    let (o, rm, lm, n) = paired(&r, &l, factor, tol);
-                    (o, lm, rm, n)
-                } else {
-                    paired(&l, &r, factor, tol)
-                };
-                l_sum += lm;
-                r_sum += rm;
-                splits = splits.min(n);
-                o
-            };
-            let slot = match outcome {
-                Paired::Better => 0,
-                Paired::Tie => 1,
-                Paired::Worse => 2,
-            };
-            c[slot] += 1;
-            if slot > 0 && first_bad.is_none() {
-                first_bad = Some((k.unwrap_or(0), slot));
-            }
-        }
-        for i in 0..3 {
-            counts[i] += c[i];
-        }
-        let n = ks.len() as f64;
-        let verb = if close {
-            "within"
-        } else if claim.kind == ClaimKind::Better {
-            "better"
-        } else {
-            "higher"
-        };
-        let d = match &claim.versus_dataset {
-            Some(vd) => format!("{d} vs {vd}"),
-            None => d.to_string(),
-        };
-        parts.push(if ks.len() == 1 {
-            format!(
-                "{d}: {} vs {}{}",
-                num(l_sum),
-                num(r_sum),
-                match c {
-                    [_, 1, _] => " (within the spread)",
-                    [_, _, 1] if !close => " (clearly not)",
-                    _ => "",
-                }
-            )
-        } else {
-            format!(
-                "{d}: {verb} at {}/{} k{} (mean {} vs {}{})",
-                c[0],
-                ks.len(),
-                if c[1] > 0 {
-                    format!(", within the spread at {}", c[1])
-                } else {
-                    String::new()
-                },
-                num(l_sum / n),
-                num(r_sum / n),
-                first_bad
-                    .map(|(k, s)| format!(
-                        "; first k {}: {k}",
-                        if s == 1 {
-                            "within the spread"
-                        } else {
-                            "where not"
-                        }
-                    ))
-                    .unwrap_or_default()
-            )
-        });
-    }
-    let verdict = if counts[2] > 0 {
-        Verdict::DoesNotHold
-    } else if counts[1] > 0 {
-        Verdict::NotDistinguishable
-    } else {
-        Verdict::Holds
-    };
-    let mut margin = match (close, tol > 0.0) {
-        (true, _) => format!(" (tolerance {tol})"),
-        (false, true) => format!(" (margin {tol})"),
-        (false, false) => String::new(),
-    };
-    if factor != 1.0 {
-        margin.push_str(&format!(" (factor {factor})"));
-    }
-    let spread = match splits {
-        1 => "; one split: no spread to judge against (5 % margin)".to_string(),
-        n if n != usize::MAX && !close => format!("; paired over {n} splits, 95 %"),
-        _ => String::new(),
-    };
-    Ok((verdict, format!("{}{margin}{spread}", parts.join("; "))))
-}
-
-fn near(
-    res: &ExperimentResults<'_>,
-    claim: &Claim,
-    datasets: &[&str],
-) -> Result<(Verdict, String), String> {
-    let tol = claim.tolerance.unwrap_or(0.0);
-    let refs: Vec<_> = res
-        .plan
-        .spec
-        .spec
-        .references
-        .iter()
-        .filter(|r| {
-            datasets.contains(&r.dataset.as_str())
-                && r.metric == claim.metric
-                && r.set == claim.set
-                && (r.solver == claim.solver)
-                && (claim.k.is_none() || r.k == claim.k)
-        })
-        .collect();
-    if refs.is_empty() {
-        return Err("no reference numbers match this claim".into());
-    }
-    let mut ok = true;
-    let mut parts = Vec::new();
-    for r in refs {
-        let Some(value) = r.value else { continue };
-        let ours = mean(&res.select(&r.selector())?);
-        let hit = (ours - value).abs() <= tol;
-        ok &= hit;
-        parts.push(format!(
-            "{}{}: ours {ours:.3} vs paper {:.3} (|diff| {:.3} {} {tol})",
-            r.dataset,
-            r.k.map(|k| format!(" @{k}")).unwrap_or_default(),
-            value,
-            (ours - value).abs(),
-            if hit { "<=" } else { ">" }
-        ));
-    }
-    Ok((verdict_of(ok), parts.join("; ")))
-}
-
-fn verdict_of(ok: bool) -> Verdict {
+pub(crate) fn verdict_of(ok: bool) -> Verdict {
     if ok {
         Verdict::Holds
     } else {
@@ -515,7 +369,7 @@ fn verdict_of(ok: bool) -> Verdict {
 }
 
 /// The index of the data set with this id.
-fn dataset_index(res: &ExperimentResults<'_>, id: &str) -> Result<usize, String> {
+pub(crate) fn dataset_index(res: &ExperimentResults<'_>, id: &str) -> Result<usize, String> {
     res.plan
         .datasets
         .iter()
@@ -524,41 +378,11 @@ fn dataset_index(res: &ExperimentResults<'_>, id: &str) -> Result<usize, String>
 }
 
 /// The index of the one solver a claim names (by label, else registry name).
-fn one_solver(res: &ExperimentResults<'_>, name: &str) -> Result<usize, String> {
+pub(crate) fn one_solver(res: &ExperimentResults<'_>, name: &str) -> Result<usize, String> {
     match res.solvers_named(name).as_slice() {
         &[si] => Ok(si),
         _ => Err(format!("`{name}` does not name exactly one solver")),
     }
-}
-
-fn peak_within(
-    res: &ExperimentResults<'_>,
-    claim: &Claim,
-    datasets: &[&str],
-) -> Result<(Verdict, String), String> {
-    let [lo, hi] = claim.range.unwrap_or([0.0, f64::INFINITY]);
-    let si = one_solver(res, &claim.solver)?;
-    let mut ok = true;
-    let mut parts = Vec::new();
-    for d in datasets {
-        let di = dataset_index(res, d)?;
-        let curve = res.curve(di, si, &claim.set, &claim.metric, &XAxis::Step, claim.k);
-        let metric = res.plan.metric(&claim.metric);
-        let peak = curve
-            .iter()
-            .fold(None::<&crate::results::CurvePoint>, |b, p| match b {
-                Some(b) if !metric.better(p.y.mean, b.y.mean) => Some(b),
-                _ => Some(p),
-            })
-            .ok_or(format!("no `{}` curve on `{d}`", claim.metric))?;
-        let hit = (lo..=hi).contains(&peak.x);
-        ok &= hit;
-        parts.push(format!("{d}: peak {:.3} at step {}", peak.y.mean, peak.x));
-    }
-    Ok((
-        verdict_of(ok),
-        format!("{} (range {lo}..{hi})", parts.join("; ")),
-    ))
 }
 
 /// The mean of `values` with its 95 % t interval `[a, b]` (the mean alone for one value),
@@ -567,8 +391,8 @@ pub fn interval_verdict(
     values: &[f64],
     lo: f64,
     hi: f64,
-) -> Option<(Verdict, crate::results::Stat, f64, f64)> {
-    let st = crate::results::Stat::of(values)?;
+) -> Option<(Verdict, crate::analysis::results::Stat, f64, f64)> {
+    let st = crate::analysis::results::Stat::of(values)?;
     let half = if st.n > 1 {
         t_critical(st.n - 1) * st.sd / (st.n as f64).sqrt()
     } else {
@@ -594,14 +418,6 @@ pub enum Quantity {
 }
 
 impl Quantity {
-    fn of(claim: &Claim) -> Quantity {
-        match (claim.kind, claim.log) {
-            (ClaimKind::Difference, _) => Quantity::Difference,
-            (_, true) => Quantity::LogRatio,
-            _ => Quantity::Ratio,
-        }
-    }
-
     /// A value on the judged scale as the reader reads it (a factor, or a difference).
     fn show(self, x: f64) -> String {
         match self {
@@ -633,7 +449,7 @@ fn gain_text(x: f64) -> String {
 /// are gone): the point value beside the paper's, and whether it falls in the band. No
 /// verdict: that needs the per-split values and their spread.
 pub fn quantity_from_means(claim: &Claim, l: f64, r: f64) -> Option<String> {
-    let q = Quantity::of(claim);
+    let q = (kind(&claim.kind)?.quantity)(claim)?;
     let (paper, tol) = (claim.paper_value?, claim.tolerance?);
     let value = match q {
         Quantity::Difference => l - r,
@@ -732,204 +548,14 @@ pub fn quantity_verdict(
     ))
 }
 
-/// `factor` / `difference`: per covered data set (and selected k), the per-split quantity
-/// `solver` against `versus` (on `versus_dataset` when given), judged by [`quantity_verdict`];
-/// the worst verdict over data sets and k counts.
-fn quantity(
-    res: &ExperimentResults<'_>,
-    claim: &Claim,
-    datasets: &[&str],
-) -> Result<(Verdict, String), String> {
-    let versus = claim.versus.as_deref().unwrap_or(&claim.solver);
-    let paper = claim.paper_value.ok_or("no `paper_value`")?;
-    let tol = claim.tolerance.unwrap_or(0.0);
-    let q = Quantity::of(claim);
-    let mut verdict = Verdict::Holds;
-    let mut parts = Vec::new();
-    let mut splits = usize::MAX;
-    for d in datasets {
-        let vd = claim.versus_dataset.as_deref().unwrap_or(d);
-        for k in ks(res, claim) {
-            let l = res.select_repeats(&selector(claim, d, &claim.solver, k))?;
-            let r = res.select_repeats(&selector(claim, vd, versus, k))?;
-            let mut values = Vec::new();
-            for (rep, a) in &l {
-                let Some(b) = r.get(rep) else { continue };
-                values.push(match q {
-                    Quantity::Difference => a - b,
-                    _ if *b <= 0.0 || (q == Quantity::LogRatio && *a <= 0.0) => {
-                        return Err(format!(
-                            "{d}: a ratio of {} to {} is undefined at split {rep}",
-                            num(*a),
-                            num(*b)
-                        ));
-                    }
-                    Quantity::Ratio => a / b,
-                    Quantity::LogRatio => (a / b).log10(),
-                });
-            }
-            splits = splits.min(values.len());
-            let (v, detail) = quantity_verdict(&values, paper, tol, q)
-                .ok_or(format!("{d}: no split that both solvers have"))?;
-            verdict = worst(verdict, v);
-            let (lm, rm) = (
-                mean(&l.values().copied().collect::<Vec<_>>()),
-                mean(&r.values().copied().collect::<Vec<_>>()),
-            );
-            parts.push(format!(
-                "{d}{}{}: {detail} (means {} vs {})",
-                match &claim.versus_dataset {
-                    Some(vd) => format!(" vs {vd}"),
-                    None => String::new(),
-                },
-                k.filter(|_| claim.k.is_none())
-                    .map(|k| format!(" @{k}"))
-                    .unwrap_or_default(),
-                num(lm),
-                num(rm)
-            ));
-        }
-    }
-    let spread = match splits {
-        n if n > 1 && n != usize::MAX => format!("; paired over {n} splits, 95 % interval"),
-        _ => String::new(),
-    };
-    Ok((verdict, format!("{}{spread}", parts.join("; "))))
-}
-
 /// The worse of two verdicts of parts of one claim.
-fn worst(a: Verdict, b: Verdict) -> Verdict {
+pub(crate) fn worst(a: Verdict, b: Verdict) -> Verdict {
     match (a, b) {
         (Verdict::DoesNotHold, _) | (_, Verdict::DoesNotHold) => Verdict::DoesNotHold,
         (Verdict::NotDistinguishable, _) | (_, Verdict::NotDistinguishable) => {
             Verdict::NotDistinguishable
         }
         _ => Verdict::Holds,
-    }
-}
-
-/// `value-within`: the mean over splits, with its 95 % t interval, against `range`.
-fn value_within(
-    res: &ExperimentResults<'_>,
-    claim: &Claim,
-    datasets: &[&str],
-) -> Result<(Verdict, String), String> {
-    let [lo, hi] = claim.range.unwrap_or([f64::NEG_INFINITY, f64::INFINITY]);
-    let mut verdict = Verdict::Holds;
-    let mut parts = Vec::new();
-    for d in datasets {
-        let values = res.select(&selector(claim, d, &claim.solver, claim.k))?;
-        let (v, st, a, b) = interval_verdict(&values, lo, hi)
-            .ok_or(format!("no `{}` values on `{d}`", claim.metric))?;
-        verdict = worst(verdict, v);
-        let bound = |x: f64| match x {
-            x if x <= -1e300 => "−∞".to_string(),
-            x if x >= 1e300 => "∞".to_string(),
-            x => format!("{x}"),
-        };
-        parts.push(format!(
-            "{d}: {} (95 % interval {} .. {}, n = {}; range {} .. {})",
-            num(st.mean),
-            num(a),
-            num(b),
-            st.n,
-            bound(lo),
-            bound(hi)
-        ));
-    }
-    Ok((verdict, parts.join("; ")))
-}
-
-/// `correlated`: per data set, the Pearson r of `solver`'s and `versus`'s per-coordinate
-/// means (coordinate `over`, paired by value, the means over repeats, as the `correlate`
-/// table shows them) in `range`. It is a descriptive statistic of the means, so there is no
-/// "not distinguishable": in range or not.
-fn correlated(
-    res: &ExperimentResults<'_>,
-    claim: &Claim,
-    datasets: &[&str],
-) -> Result<(Verdict, String), String> {
-    let [lo, hi] = claim.range.unwrap_or([f64::NEG_INFINITY, f64::INFINITY]);
-    let over = claim
-        .over
-        .as_deref()
-        .ok_or("`correlated` needs `over`, the coordinate that pairs the values")?;
-    let versus = claim.versus.as_deref().unwrap_or(&claim.solver);
-    let (a, b) = (one_solver(res, &claim.solver)?, one_solver(res, versus)?);
-    let x = crate::spec::XAxis::Named(over.to_string());
-    let mut verdict = Verdict::Holds;
-    let mut parts = Vec::new();
-    for d in datasets {
-        let di = dataset_index(res, d)?;
-        let means = |si| res.coordinate_means(di, si, &claim.set, &claim.metric, &x, claim.k);
-        let (u, v) = crate::results::paired(&means(a), &means(b));
-        let c = dyad_core::auc::pearson(&u, &v).ok_or(format!(
-            "fewer than three `{over}` values of `{}` on `{d}` that both solvers have",
-            claim.metric
-        ))?;
-        if !(lo..=hi).contains(&c.r) {
-            verdict = Verdict::DoesNotHold;
-        }
-        parts.push(format!(
-            "{d}: r = {:.3} over {} {over} values (range {} .. {})",
-            c.r, c.n, lo, hi
-        ));
-    }
-    Ok((verdict, parts.join("; ")))
-}
-
-fn slope_within(
-    res: &ExperimentResults<'_>,
-    claim: &Claim,
-    datasets: &[&str],
-) -> Result<(Verdict, String), String> {
-    let [lo, hi] = claim.range.unwrap_or([f64::NEG_INFINITY, f64::INFINITY]);
-    let x_param = claim.x_param.clone().unwrap_or_default();
-    if let Some(grid) = grid_instances(res, &claim.solver, &x_param) {
-        return grid_slope(res, claim, datasets, &grid, [lo, hi], &x_param);
-    }
-    let si = one_solver(res, &claim.solver)?;
-    let mut points: Vec<(f64, f64)> = datasets
-        .iter()
-        .filter_map(|d| {
-            let di = res.plan.datasets.iter().position(|x| x.id == *d)?;
-            let p = res.param_point(di, si, &claim.set, &claim.metric, claim.k, &x_param)?;
-            Some((p.x, p.y.mean))
-        })
-        .collect();
-    points.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let (_, b) = crate::plots::power_fit(&points).ok_or(format!(
-        "fewer than two positive points of `{}` against {}",
-        claim.metric,
-        x_param.join("/")
-    ))?;
-    let lower = res.lower_bound_xs(si, &claim.metric, &x_param);
-    let listed: Vec<String> = points
-        .iter()
-        .map(|(x, y)| {
-            let at_least = if lower.contains(x) { ">= " } else { "" };
-            format!("{x} -> {at_least}{}", num(*y))
-        })
-        .collect();
-    let over = format!("over {} (range {lo}..{hi})", listed.join(", "));
-    match crate::plots::slope_bound(&points, &lower) {
-        SlopeBound::Exact => Ok((
-            verdict_of((lo..=hi).contains(&b)),
-            format!("fitted exponent {b:.2} {over}"),
-        )),
-        // A lower bound above the range decides; anything else does not.
-        SlopeBound::AtLeast if b > hi => Ok((
-            Verdict::DoesNotHold,
-            format!("fitted exponent >= {b:.2} {over}"),
-        )),
-        SlopeBound::AtLeast => Err(format!(
-            "fitted exponent >= {b:.2} {over}: the largest subsets had not saturated by the \
-             grid's last checkpoint ('>='), so the exponent is only a lower bound"
-        )),
-        SlopeBound::Unknown => Err(format!(
-            "fitted exponent {b:.2} {over}: points marked '>=' had not saturated by the grid's \
-             last checkpoint, and not only at the largest x, so the exponent is not bounded"
-        )),
     }
 }
 
@@ -958,68 +584,85 @@ pub fn grid_instances(
             let gp = &res.plan.solvers[si].grid_point;
             x_param
                 .iter()
-                .find_map(|p| gp.get(p).and_then(crate::results::number))
+                .find_map(|p| gp.get(p).and_then(crate::analysis::results::number))
                 .map(|x| (si, x))
         })
         .collect()
 }
 
-/// `slope-within` over a solver grid: on each data set, fit `metric = a x^b` through the
-/// grid's points (x = the instance's grid value, y = its final mean); every exponent must
-/// lie in the range.
-fn grid_slope(
-    res: &ExperimentResults<'_>,
-    claim: &Claim,
-    datasets: &[&str],
-    grid: &[(usize, f64)],
-    [lo, hi]: [f64; 2],
-    x_param: &[String],
-) -> Result<(Verdict, String), String> {
-    let mut ok = true;
-    let mut parts = Vec::new();
-    for d in datasets {
-        let Some(di) = res.plan.datasets.iter().position(|x| x.id == *d) else {
-            continue;
-        };
-        let mut points: Vec<(f64, f64)> = grid
-            .iter()
-            .filter_map(|&(si, x)| {
-                res.point_at(di, si, &claim.set, &claim.metric, claim.k, x)
-                    .map(|p| (p.x, p.y.mean))
-            })
-            .collect();
-        if points.is_empty() {
-            // The grid does not run on this data set (`datasets = [...]`).
-            continue;
-        }
-        points.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let (_, b) = crate::plots::power_fit(&points).ok_or(format!(
-            "{d}: fewer than two positive points of `{}` against {}",
-            claim.metric,
-            x_param.join("/")
-        ))?;
-        ok &= (lo..=hi).contains(&b);
-        let listed: Vec<String> = points
-            .iter()
-            .map(|(x, y)| format!("{x} -> {}", num(*y)))
-            .collect();
-        parts.push(format!(
-            "{d}: fitted exponent {b:.2} over {}",
-            listed.join(", ")
-        ));
-    }
-    if parts.is_empty() {
-        return Err("no data set holds the grid's cells".into());
-    }
-    Ok((
-        verdict_of(ok),
-        format!("{} (range {lo}..{hi})", parts.join("; ")),
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::stats::{Paired, paired};
+    use crate::spec::tests::{line_of_key, with_claim};
+
+    /// A spec parsed and its claims' kinds checked, as `Workspace::select_specs` does.
+    fn parse(src: &str) -> Result<LoadedSpec, SpecError> {
+        let s = LoadedSpec::parse(std::path::Path::new("experiments/demo/f.toml"), src.into())?;
+        validate(&s).map(|()| s)
+    }
+
+    #[test]
+    fn unknown_kinds_are_errors_naming_the_known_ones() {
+        let src = with_claim("origin = \"ours\"\n").replace("\"greater\"", "\"bigger\"");
+        let e = parse(&src).unwrap_err();
+        assert_eq!(e.line, Some(line_of_key(&src, "kind")), "{e}");
+        assert!(e.to_string().contains("greater, better, close"), "{e}");
+    }
+
+    #[test]
+    fn a_stated_number_needs_the_papers_value_and_a_tolerance() {
+        let factor = |extra: &str| {
+            with_claim(&format!("origin = \"ours\"\n{extra}"))
+                .replace("kind = \"greater\"", "kind = \"factor\"")
+        };
+        assert!(parse(&factor("paper_value = 1.33\ntolerance = 0.1\n")).is_ok());
+        assert!(
+            parse(&factor(
+                "paper_value = 100.0\ntolerance = 0.5\nlog = true\n"
+            ))
+            .is_ok()
+        );
+        let difference = factor("paper_value = -0.01\ntolerance = 0.02\n")
+            .replace("kind = \"factor\"", "kind = \"difference\"");
+        assert!(parse(&difference).is_ok());
+        for (extra, key, says) in [
+            ("tolerance = 0.1\n", "kind", "paper_value"),
+            ("paper_value = 1.33\n", "kind", "tolerance"),
+            (
+                "paper_value = 1.33\ntolerance = 0.1\nfactor = 1.33\n",
+                "kind",
+                "no `factor",
+            ),
+            (
+                "paper_value = -1.0\ntolerance = 0.1\n",
+                "paper_value",
+                "positive",
+            ),
+        ] {
+            let src = factor(extra);
+            let e = parse(&src).unwrap_err();
+            assert_eq!(e.line, Some(line_of_key(&src, key)), "{e}");
+            assert!(e.to_string().contains(says), "{e}");
+        }
+        // `log` and `paper_value` belong to stated numbers only.
+        for (extra, key) in [
+            ("log = true\n", "log"),
+            ("paper_value = 2.0\n", "paper_value"),
+        ] {
+            let src = with_claim(&format!("origin = \"ours\"\n{extra}"));
+            let e = parse(&src).unwrap_err();
+            assert_eq!(e.line, Some(line_of_key(&src, key)), "{e}");
+        }
+        let src = difference.replace("tolerance = 0.02\n", "tolerance = 0.02\nlog = true\n");
+        assert!(
+            parse(&src)
+                .unwrap_err()
+                .to_string()
+                .contains("`log = true` goes with")
+        );
+    }
+
     use std::collections::BTreeMap;
 
     fn reps(v: &[f64]) -> BTreeMap<u32, f64> {

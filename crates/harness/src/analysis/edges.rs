@@ -11,7 +11,7 @@
 //! stationarity residuals of convex fits (full KR's `‖∇E‖/‖∇E(0)‖`) from the records
 //! `stationarity`: one above [`STATIONARY`] is a fit that did not reach its optimum.
 
-use crate::results::ExperimentResults;
+use crate::analysis::results::ExperimentResults;
 use std::collections::BTreeMap;
 
 /// How often one tuned parameter of one solver instance was chosen at its grid's edges.

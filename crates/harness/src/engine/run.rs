@@ -6,12 +6,12 @@
 //! identical (timings aside) or how it differs; an old cell the new one fully reproduces is
 //! then deleted.
 
-use crate::cache::{
+use crate::data::Data;
+use crate::engine::cache::{
     Cache, CellResult, Claim, Claims, Comparison, RESULT_FORMAT_VERSION, changed_parts,
 };
-use crate::data::Data;
-use crate::plan::Plan;
-use crate::provenance::{DYAD_VERSION, git_commit};
+use crate::engine::plan::Plan;
+use crate::engine::provenance::{DYAD_VERSION, git_commit};
 use crate::registry;
 use crate::tasks::CellRun;
 use std::collections::{BTreeMap, HashMap};
@@ -126,7 +126,7 @@ pub fn carry(cache: &Cache, plan: &Plan, ci: usize) -> Option<CellResult> {
     for c in plan.task.carries() {
         let mut canonical = cell.canonical.clone();
         canonical["task"]["version"] = serde_json::json!(c.from_version);
-        let old_key = crate::plan::cell_key(&canonical);
+        let old_key = crate::engine::plan::cell_key(&canonical);
         let Some(old) = cache.get(&old_key) else {
             continue;
         };

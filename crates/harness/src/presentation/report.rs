@@ -6,11 +6,11 @@
 //! ([`html_pages`]); `REPORT.md` holds everything in one file. Both are rendered from one
 //! document model, so they always say the same thing.
 
-use crate::check::check;
-use crate::claims::{Verdict, judge};
-use crate::profile::Profile;
-use crate::provenance::{DYAD_VERSION, git_commit};
-use crate::results::{ExperimentResults, Stat};
+use crate::analysis::check::check;
+use crate::analysis::claims::{Verdict, judge};
+use crate::analysis::results::{ExperimentResults, Stat};
+use crate::engine::provenance::{DYAD_VERSION, git_commit};
+use crate::spec::profile::Profile;
 use crate::spec::{At, Origin, Selector};
 use crate::tasks::Metric;
 use std::path::{Path, PathBuf};
@@ -51,7 +51,7 @@ pub struct Section<'a> {
 
 /// A cell's artifact with what the report says of its origin.
 pub struct CellArtifact<'r> {
-    pub artifact: &'r crate::cache::Artifact,
+    pub artifact: &'r crate::engine::cache::Artifact,
     /// `data set · solver · repeat r` (SYNTHETIC on a stand-in).
     pub context: String,
     /// File name of a picture in the report's `figures/` directory (tables: `None`).
@@ -67,19 +67,21 @@ pub fn artifacts<'r>(res: &'r ExperimentResults<'_>) -> Vec<CellArtifact<'r>> {
         let d = &plan.datasets[cell.dataset];
         let sv = &plan.solvers[cell.solver];
         for a in &r.artifacts {
-            let picture = matches!(a.body, crate::cache::ArtifactBody::Picture { .. }).then(|| {
-                let slug: String = format!("{}-{}-{}-r{}", plan.spec.id, a.id, d.id, cell.repeat)
-                    .chars()
-                    .map(|c| {
-                        if c.is_ascii_alphanumeric() || c == '-' {
-                            c
-                        } else {
-                            '-'
-                        }
-                    })
-                    .collect();
-                format!("{slug}-{}.png", &cell.key[..8])
-            });
+            let picture = matches!(a.body, crate::engine::cache::ArtifactBody::Picture { .. })
+                .then(|| {
+                    let slug: String =
+                        format!("{}-{}-{}-r{}", plan.spec.id, a.id, d.id, cell.repeat)
+                            .chars()
+                            .map(|c| {
+                                if c.is_ascii_alphanumeric() || c == '-' {
+                                    c
+                                } else {
+                                    '-'
+                                }
+                            })
+                            .collect();
+                    format!("{slug}-{}.png", &cell.key[..8])
+                });
             out.push(CellArtifact {
                 artifact: a,
                 context: format!(
@@ -236,7 +238,7 @@ fn tallies(res: &ExperimentResults<'_>) -> Counts {
 /// One claim line: on a stand-in, a shape check marked SYNTHETIC; our diagnostic marked so;
 /// a claim of the paper followed by its words and where they are (a `> ` line, drawn under
 /// the verdict).
-fn claim_line(o: &crate::claims::Outcome) -> String {
+fn claim_line(o: &crate::analysis::claims::Outcome) -> String {
     format_claim(
         o.synthetic,
         o.origin,
@@ -384,8 +386,8 @@ pub fn document(sections: &[Section<'_>], profile: Profile, previous: &Previous)
         ));
         let res = &s.results;
         if res.cells.iter().any(Option::is_some) {
-            doc.push(Block::Para(crate::check::sanity_summary(res)));
-            if let Some(line) = crate::edges::summary(res) {
+            doc.push(Block::Para(crate::analysis::check::sanity_summary(res)));
+            if let Some(line) = crate::analysis::edges::summary(res) {
                 doc.push(Block::Para(line));
             }
         }
@@ -439,7 +441,7 @@ pub fn document(sections: &[Section<'_>], profile: Profile, previous: &Previous)
             let ready = spec
                 .claims
                 .iter()
-                .filter(|c| crate::claims::ready(res, c))
+                .filter(|c| crate::analysis::claims::ready(res, c))
                 .count();
             if ready > 0 {
                 doc.push(Block::Para(format!(
@@ -482,7 +484,7 @@ pub fn document(sections: &[Section<'_>], profile: Profile, previous: &Previous)
                 a.artifact.title, a.context
             )));
             match (&a.artifact.body, &a.picture) {
-                (crate::cache::ArtifactBody::Table { head, rows }, _) => {
+                (crate::engine::cache::ArtifactBody::Table { head, rows }, _) => {
                     doc.push(Block::Table {
                         head: head.clone(),
                         rows: rows.clone(),
@@ -964,7 +966,7 @@ fn correlation_tables(
                 .map(|i| {
                     let mut cells = vec![plan.solvers[columns[i]].label.clone()];
                     for j in 0..columns.len() {
-                        let (a, b) = crate::results::paired(&series[i], &series[j]);
+                        let (a, b) = crate::analysis::results::paired(&series[i], &series[j]);
                         let ours = dyad_core::auc::pearson(&a, &b)
                             .map_or("—".to_string(), |c| format!("{:.3} (n={})", c.r, c.n));
                         let paper = t
@@ -1335,14 +1337,16 @@ fn refresh_claims(blocks: &mut [Block], res: &ExperimentResults<'_>) {
     let claims = &res.plan.spec.spec.claims;
     let listed: std::collections::BTreeMap<String, bool> = listed_data(blocks).collect();
     let synthetic = |c: &crate::spec::Claim| {
-        crate::claims::read_datasets(res, c).iter().any(|id| {
-            listed.get(*id).copied().unwrap_or_else(|| {
-                res.plan
-                    .datasets
-                    .iter()
-                    .any(|d| d.id == *id && d.resolved.synthetic)
+        crate::analysis::claims::read_datasets(res, c)
+            .iter()
+            .any(|id| {
+                listed.get(*id).copied().unwrap_or_else(|| {
+                    res.plan
+                        .datasets
+                        .iter()
+                        .any(|d| d.id == *id && d.resolved.synthetic)
+                })
             })
-        })
     };
     for i in 1..blocks.len() {
         let heads_claims =
@@ -1369,10 +1373,9 @@ fn refresh_claims(blocks: &mut [Block], res: &ExperimentResults<'_>) {
         let fresh: Vec<String> = claims
             .iter()
             .map(|c| {
-                let quantity = matches!(
-                    c.kind,
-                    crate::spec::ClaimKind::Factor | crate::spec::ClaimKind::Difference
-                );
+                let quantity = crate::analysis::claims::kind(&c.kind)
+                    .and_then(|k| (k.quantity)(c))
+                    .is_some();
                 let (verdict, detail) = match kept_of(&c.id) {
                     Some((v, d)) if quantity && !d.contains(" in the paper") => (
                         Verdict::NotComparable,
@@ -1384,7 +1387,7 @@ fn refresh_claims(blocks: &mut [Block], res: &ExperimentResults<'_>) {
                             kept_means(&d)
                                 .into_iter()
                                 .filter_map(|(what, l, r)| {
-                                    crate::claims::quantity_from_means(c, l, r)
+                                    crate::analysis::claims::quantity_from_means(c, l, r)
                                         .map(|q| format!("{what}: {q}"))
                                 })
                                 .map(|q| format!("; {q}"))
@@ -1808,13 +1811,13 @@ fn html_page(doc: &[Block], title: &str) -> String {
             )),
             Block::Heading(l, t) => out.push_str(&format!("<h{l}>{}</h{l}>\n", inline(t))),
             Block::Para(t) => out.push_str(&format!("<p>{}</p>\n", inline(t))),
-            // Figures are PNGs at `plots::PNG_SCALE` times their layout size: `srcset`
+            // Figures are PNGs at `png::PNG_SCALE` times their layout size: `srcset`
             // tells the browser so, and they shrink to the page width when wider.
             Block::Image { src, alt } => out.push_str(&format!(
                 "<figure><a href=\"{0}\"><img src=\"{0}\" srcset=\"{0} {2}x\" alt=\"{1}\"></a></figure>\n",
                 esc(src),
                 esc(alt),
-                crate::plots::PNG_SCALE
+                crate::presentation::png::PNG_SCALE
             )),
             Block::Table { head, rows } => {
                 let num = numeric_columns(head, rows);

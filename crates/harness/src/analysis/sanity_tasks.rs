@@ -11,12 +11,12 @@
 //!   its density times `d m` at every checkpoint of a cell, FuncISH's `mean_auc` is the mean of
 //!   its categories' AUCs.
 //!
-//! The ranking task's probes ([`crate::check::sanity`]) and the pair-ranking checks
-//! ([`crate::sanity_pairs`]) are apart.
+//! The ranking task's probes ([`crate::analysis::check::sanity`]) and the pair-ranking checks
+//! ([`crate::analysis::sanity_pairs`]) are apart.
 
-use crate::cache::Record;
-use crate::check::SanityLine;
-use crate::results::ExperimentResults;
+use crate::analysis::check::SanityLine;
+use crate::analysis::results::ExperimentResults;
+use crate::engine::cache::Record;
 use std::collections::BTreeMap;
 
 /// Relative rounding allowed where a value is computed two ways.
@@ -132,7 +132,7 @@ fn line(
                 bad.len(),
                 cells
                     .iter()
-                    .map(|&c| crate::run::describe(plan, c))
+                    .map(|&c| crate::engine::run::describe(plan, c))
                     .collect::<Vec<_>>()
                     .join("; ")
             )
@@ -334,8 +334,8 @@ fn mean_of_categories(res: &ExperimentResults<'_>) -> Option<SanityLine> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cache::{CellResult, test_cell};
-    use crate::plan::Plan;
+    use crate::engine::cache::{CellResult, test_cell};
+    use crate::engine::plan::Plan;
     use dyad_datasets::provider::DataContext;
     use std::path::Path;
 
@@ -347,7 +347,7 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"));
         let dir = tempfile::tempdir().unwrap();
         let ctx = DataContext::new(dir.path().join("data"), dir.path().join("cache"));
-        let plan = crate::plan::plan(&spec, crate::profile::Profile::Quick, &ctx)
+        let plan = crate::engine::plan::plan(&spec, crate::spec::profile::Profile::Quick, &ctx)
             .unwrap_or_else(|e| panic!("{e}"));
         (plan, dir)
     }
@@ -412,7 +412,9 @@ mod tests {
         assert_eq!(bad.len(), 1, "{out:?}");
         assert!(bad[0].what.starts_with("nmi, optimal_nmi"), "{bad:?}");
         assert!(
-            bad[0].detail.contains(&crate::run::describe(&plan, 1)),
+            bad[0]
+                .detail
+                .contains(&crate::engine::run::describe(&plan, 1)),
             "{}",
             bad[0].detail
         );

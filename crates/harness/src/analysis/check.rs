@@ -1,6 +1,6 @@
 //! `dyad check`: compare cached results with every spec's expectation bands.
 
-use crate::results::{ExperimentResults, Stat};
+use crate::analysis::results::{ExperimentResults, Stat};
 use crate::spec::{At, DataKind, Expectation, Selector};
 
 /// One expectation's outcome.
@@ -155,8 +155,8 @@ const TIE_ROUNDING: f64 = 1e-3;
 /// * a learner that starts at `W = 0` ([`dyad_kernels::Start::Zero`]) has, at step 0, the
 ///   constant scorer's mAP.
 ///
-/// the pair-ranking task's checks ([`crate::sanity_pairs`]) and the other tasks' range,
-/// shared-value and identity checks ([`crate::sanity_tasks`]).
+/// the pair-ranking task's checks ([`crate::analysis::sanity_pairs`]) and the other tasks' range,
+/// shared-value and identity checks ([`crate::analysis::sanity_tasks`]).
 ///
 /// Tasks without probes yield nothing; [`sanity_summary`] says so.
 pub fn sanity(res: &ExperimentResults<'_>) -> Vec<SanityLine> {
@@ -203,7 +203,7 @@ pub fn sanity(res: &ExperimentResults<'_>) -> Vec<SanityLine> {
                 };
                 worst = worst.max(dev);
                 if !good(rec.value) {
-                    bad.push(crate::run::describe(plan, plan_index(plan, cell)));
+                    bad.push(crate::engine::run::describe(plan, plan_index(plan, cell)));
                 }
             }
         }
@@ -321,13 +321,13 @@ pub fn sanity(res: &ExperimentResults<'_>) -> Vec<SanityLine> {
             }
         }
     }
-    out.extend(crate::sanity_pairs::lines(res));
-    out.extend(crate::sanity_tasks::lines(res));
+    out.extend(crate::analysis::sanity_pairs::lines(res));
+    out.extend(crate::analysis::sanity_tasks::lines(res));
     out
 }
 
 /// The index of `cell` in its plan (cells are compared by key).
-fn plan_index(plan: &crate::plan::Plan, cell: &crate::plan::Cell) -> usize {
+fn plan_index(plan: &crate::engine::plan::Plan, cell: &crate::engine::plan::Cell) -> usize {
     plan.cells
         .iter()
         .position(|c| c.key == cell.key)

@@ -5,15 +5,15 @@
 //!   `f = 0`, full KR at `K = 0`, low-rank KR at `B = ones`) has Kendall τ exactly 0 there, on
 //!   every x value of every cell: the metric sits at chance on a constant scorer;
 //! * a full-KR fit, a convex problem solved by Newton's method, ends at its optimum: its
-//!   stationarity residual `‖∇E‖/‖∇E(0)‖` is at most [`crate::edges::STATIONARY`].
+//!   stationarity residual `‖∇E‖/‖∇E(0)‖` is at most [`crate::analysis::edges::STATIONARY`].
 
-use crate::check::SanityLine;
-use crate::results::ExperimentResults;
+use crate::analysis::check::SanityLine;
+use crate::analysis::results::ExperimentResults;
 
 /// The pair-ranking checks of one experiment (none for other tasks).
 pub fn lines(res: &ExperimentResults<'_>) -> Vec<SanityLine> {
     let plan = res.plan;
-    let residuals = crate::edges::stationarity(res);
+    let residuals = crate::analysis::edges::stationarity(res);
     let mut out = Vec::new();
     for (si, sv) in plan.solvers.iter().enumerate() {
         let constant = sv
@@ -34,7 +34,7 @@ pub fn lines(res: &ExperimentResults<'_>) -> Vec<SanityLine> {
                     start += 1;
                     worst = worst.max(x.value.abs());
                     if x.value != 0.0 {
-                        start_bad.push(crate::run::describe(plan, ci));
+                        start_bad.push(crate::engine::run::describe(plan, ci));
                     }
                 }
             }
@@ -64,12 +64,12 @@ pub fn lines(res: &ExperimentResults<'_>) -> Vec<SanityLine> {
                 format!(
                     "{} ends at its optimum (‖∇E‖/‖∇E(0)‖ ≤ {:e})",
                     sv.label,
-                    crate::edges::STATIONARY
+                    crate::analysis::edges::STATIONARY
                 ),
                 st.fits,
                 st.above
                     .iter()
-                    .map(|&ci| crate::run::describe(plan, ci))
+                    .map(|&ci| crate::engine::run::describe(plan, ci))
                     .collect(),
                 format!("{} fits, largest residual {:.1e}", st.fits, st.max),
             );

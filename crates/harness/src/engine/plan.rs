@@ -13,10 +13,10 @@
 //! and the spec's own name are not in it either, so cosmetic edits rerun nothing and two
 //! specs that describe the same run share its cells.
 
-use crate::cache::RESULT_FORMAT_VERSION;
 use crate::data::{DataContext, Resolved, provider};
-use crate::profile::{Profile, resolve_value};
+use crate::engine::cache::RESULT_FORMAT_VERSION;
 use crate::registry::{self, fingerprint};
+use crate::spec::profile::{Profile, resolve_value};
 use crate::spec::{LoadedSpec, SpecError, table_of};
 use crate::tasks::{self, CELL_METRICS, CellProtocol, Metric, Task, TaskInput};
 use serde_json::json;
@@ -773,7 +773,8 @@ fn check_names(
         if c.profile.is_some_and(|p| p != profile) {
             continue;
         }
-        if !(c.kind == crate::spec::ClaimKind::SlopeWithin && grid_over(&c.solver, &c.x_param)) {
+        // (`x_param` is read by `slope-within` only.)
+        if !(c.x_param.is_some() && grid_over(&c.solver, &c.x_param)) {
             one_solver(&["claims", &i, "solver"], &c.solver)?;
         }
         if let Some(v) = &c.versus {

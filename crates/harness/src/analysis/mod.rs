@@ -1,0 +1,19 @@
+//! The analysis layer: what the computed cells say. It reads the [`crate::engine`]'s cells
+//! and plans and the [`crate::spec`], and draws nothing.
+//!
+//! - [`results`]: one tidy table per experiment (polars; parquet and CSV), aggregated over
+//!   repeats;
+//! - [`stats`]: the statistics figures and verdicts share (envelopes, power fits, paired
+//!   t-tests);
+//! - [`claims`]: a verdict per claim of the paper (or of ours);
+//! - [`check`]: expectation bands and sanity checks for CI;
+//! - [`edges`]: where a solver hit an edge of its parameter grid.
+
+pub mod check;
+pub mod claims;
+pub mod compare;
+pub mod edges;
+pub mod results;
+pub mod sanity_pairs;
+pub mod sanity_tasks;
+pub mod stats;
