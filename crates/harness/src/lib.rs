@@ -381,6 +381,7 @@ impl Workspace {
                 kept,
             };
             if res.complete() {
+                analysis::names::check(&res).map_err(|e| HarnessError::Specs(vec![e]))?;
                 let tables = self.results.join("tables").join(p.profile.as_str());
                 w.tables = res
                     .write_tables(&tables)

@@ -2266,3 +2266,55 @@ fn export_replaces_an_archived_cell_of_older_code_with_its_recompute() {
     let third = f.ws.export_cells(&plans, dir.path()).unwrap();
     assert_eq!((third.copied, third.present), (0, t.copied));
 }
+
+#[test]
+fn a_metric_no_cell_records_is_refused_with_its_line_before_anything_is_written() {
+    // A model's own statistic (OASIS records `symmetry_index` with `model_statistics`) is a
+    // name a table may use.
+    let good = SPEC.replace("k_max = 5", "k_max = 5\nmodel_statistics = true").replace(
+        "[[claims]]",
+        "[[tables]]\nid = \"sym\"\ntitle = \"symmetry\"\nset = \"model\"\nsolvers = [\"oasis\"]\n\
+         rows = [{ metric = \"symmetry_index\" }]\n\n[[claims]]",
+    );
+    let f = fixture(&good);
+    let (plans, _) = plan_and_run(&f.ws, 2);
+    f.ws.outputs(&plans).unwrap_or_else(|e| panic!("{e}"));
+    for (from, to, key) in [
+        (
+            "metric = \"precision\"",
+            "metric = \"precison\"",
+            "plots.metric",
+        ),
+        ("x = \"k\"", "x = \"banana\"", "plots.x"),
+        (
+            "{ metric = \"symmetry_index\" }",
+            "{ metric = \"symetry_index\" }",
+            "tables.rows.metric",
+        ),
+        (
+            "kind = \"greater\"\nmetric = \"map\"",
+            "kind = \"greater\"\nmetric = \"mapp\"",
+            "claims.metric",
+        ),
+    ] {
+        let src = good.replacen(from, to, 1);
+        assert_ne!(src, good, "{from}");
+        let f = fixture(&src);
+        let (plans, _) = plan_and_run(&f.ws, 2);
+        let e = f.ws.outputs(&plans).unwrap_err().to_string();
+        let bad = to.rsplit('"').nth(1).unwrap();
+        let line = src[..src.find(to).unwrap() + to.find(bad).unwrap()]
+            .matches('\n')
+            .count()
+            + 1;
+        assert!(
+            e.contains(&format!("fig.toml:{line}: key `{key}`"))
+                && e.contains(&format!("names \"{bad}\"")),
+            "{key}: {e}"
+        );
+        assert!(
+            !f.ws.results.join("tables").exists(),
+            "{key}: tables written before the error"
+        );
+    }
+}

@@ -7,12 +7,15 @@
 //!   t-tests);
 //! - [`claims`]: a verdict per claim of the paper (or of ours);
 //! - [`check`]: expectation bands and sanity checks for CI;
-//! - [`edges`]: where a solver hit an edge of its parameter grid.
+//! - [`edges`]: where a solver hit an edge of its parameter grid;
+//! - [`names`]: the metrics a spec's plots, tables and claims name, against what its cells
+//!   record.
 
 pub mod check;
 pub mod claims;
 pub mod compare;
 pub mod edges;
+pub mod names;
 pub mod results;
 pub mod sanity_pairs;
 pub mod sanity_tasks;

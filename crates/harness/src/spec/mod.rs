@@ -1051,6 +1051,39 @@ impl LoadedSpec {
                 ));
             }
         }
+        // Ids name files (a plot's figure, a table's parquet) and report anchors: a duplicate
+        // would overwrite the first or show one twice.
+        for (section, ids) in [
+            (
+                "plots",
+                s.plots.iter().map(|p| p.id.as_str()).collect::<Vec<_>>(),
+            ),
+            ("tables", s.tables.iter().map(|t| t.id.as_str()).collect()),
+            ("claims", s.claims.iter().map(|c| c.id.as_str()).collect()),
+        ] {
+            let mut seen = std::collections::BTreeSet::new();
+            for (i, id) in ids.iter().enumerate() {
+                if !seen.insert(*id) {
+                    return Err(self.error_at_key(
+                        &[section, &i.to_string(), "id"],
+                        format!("key `{section}.id`: duplicate id \"{id}\""),
+                    ));
+                }
+            }
+        }
+        for (i, p) in s.plots.iter().enumerate() {
+            if let Some([lo, hi]) = p.y_range
+                && (lo >= hi || lo.is_nan() || hi.is_nan())
+            {
+                return Err(self.error_at_key(
+                    &["plots", &i.to_string(), "y_range"],
+                    format!(
+                        "plot `{}`: `y_range = [{lo}, {hi}]` must be [low, high] with low < high",
+                        p.id
+                    ),
+                ));
+            }
+        }
         for (i, p) in s.plots.iter().enumerate() {
             if (p.x == XAxis::Param) != p.x_param.is_some() {
                 return Err(self.error_at_key(
@@ -1347,6 +1380,70 @@ name = "oasis"
         let at = src.lines().position(|l| l.starts_with("envelope")).unwrap() + 1;
         assert_eq!(e.line, Some(at), "{e}");
         assert!(e.to_string().contains("`envelope` needs"), "{e}");
+    }
+
+    #[test]
+    fn duplicate_plot_table_and_claim_ids_and_an_inverted_y_range_are_refused_at_their_line() {
+        let plot = |id: &str, extra: &str| {
+            format!(
+                "\n[[plots]]\nid = \"{id}\"\ntitle = \"p\"\nx = \"step\"\nmetric = \"map\"\n\
+                 x_label = \"x\"\ny_label = \"y\"\n{extra}"
+            )
+        };
+        let table = |id: &str| {
+            format!(
+                "\n[[tables]]\nid = \"{id}\"\ntitle = \"t\"\nset = \"test\"\n\
+                 rows = [{{ metric = \"map\" }}]\n"
+            )
+        };
+        let claim = |id: &str| {
+            format!(
+                "\n[[claims]]\nid = \"{id}\"\norigin = \"ours\"\ntext = \"x\"\n\
+                 kind = \"value-within\"\nmetric = \"map\"\nsolver = \"oasis\"\n\
+                 range = [0.0, 1.0]\n"
+            )
+        };
+        let ok = format!(
+            "{MINIMAL}{}{}{}{}{}{}",
+            plot("a", "y_range = [0.0, 1.0]\n"),
+            plot("b", ""),
+            table("a"),
+            table("b"),
+            claim("a"),
+            claim("b")
+        );
+        parse(&ok).unwrap_or_else(|e| panic!("{e}"));
+        // The second of two equal ids is named, at its own line.
+        for (src, key) in [
+            (
+                format!("{MINIMAL}{}{}", plot("a", ""), plot("a", "")),
+                "plots.id",
+            ),
+            (
+                format!("{MINIMAL}{}{}", table("a"), table("a")),
+                "tables.id",
+            ),
+            (
+                format!("{MINIMAL}{}{}", claim("a"), claim("a")),
+                "claims.id",
+            ),
+        ] {
+            let e = parse(&src).unwrap_err();
+            let second = src.match_indices("id = \"a\"").nth(1).unwrap().0;
+            assert_eq!(e.line, Some(line_of(&src, second)), "{e}");
+            assert!(
+                e.to_string()
+                    .contains(&format!("key `{key}`: duplicate id \"a\"")),
+                "{e}"
+            );
+        }
+        for range in ["[1.0, 0.0]", "[0.5, 0.5]", "[nan, 1.0]"] {
+            let src = format!("{MINIMAL}{}", plot("a", &format!("y_range = {range}\n")));
+            let e = parse(&src).unwrap_err();
+            let at = src.lines().position(|l| l.starts_with("y_range")).unwrap() + 1;
+            assert_eq!(e.line, Some(at), "{range}: {e}");
+            assert!(e.to_string().contains("with low < high"), "{range}: {e}");
+        }
     }
 
     #[test]
