@@ -12,7 +12,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// `println!` that ends the process quietly (exit 0) when stdout is a closed pipe
-/// (`dyad list | head -1`), instead of panicking.
+/// (`dyad list | head -1`), and with an error (exit 2) when stdout cannot be written (a full
+/// disk, `> /dev/full`), instead of panicking.
 macro_rules! say {
     () => { say!("") };
     ($($arg:tt)*) => {{
@@ -22,7 +23,10 @@ macro_rules! say {
             if e.kind() == std::io::ErrorKind::BrokenPipe {
                 std::process::exit(0);
             }
-            panic!("writing to stdout: {e}");
+            // A full disk or a closed descriptor: say so and stop (results already written
+            // are complete files; what the run computed is in the cache).
+            let _ = writeln!(std::io::stderr(), "error: writing to stdout: {e}");
+            std::process::exit(2);
         }
     }};
 }

@@ -528,6 +528,16 @@ fn closed_pipes_zero_threads_and_the_default_profile() {
     drop(child.stdout.take());
     let status = child.wait().unwrap();
     assert!(status.success() || status.code() == Some(0), "{status:?}");
+    // `dyad list > /dev/full`: an error that says so, not a panic.
+    if let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") {
+        let o = ws.cmd(&["list"]).stdout(full).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("error: writing to stdout") && !stderr(&o).contains("panicked"),
+            "{}",
+            stderr(&o)
+        );
+    }
     let o = ws.run(&["run", "demo", "--profile", "quick", "--threads", "0"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("threads"), "{}", stderr(&o));

@@ -2318,3 +2318,21 @@ fn a_metric_no_cell_records_is_refused_with_its_line_before_anything_is_written(
         );
     }
 }
+
+#[test]
+fn two_solvers_with_one_label_are_refused_at_the_second_ones_line() {
+    let src = SPEC.replace(
+        "[[plots]]",
+        "[[solvers]]\nname = \"euclidean\"\n\n[[plots]]",
+    );
+    let f = fixture(&src);
+    let e = plan_error(&f.ws);
+    let second = src.match_indices("name = \"euclidean\"").nth(1).unwrap().0;
+    let line = src[..second].matches('\n').count() + 1;
+    assert!(
+        e.contains(&format!(
+            "fig.toml:{line}: key `solvers.name`: two solvers share the label"
+        )),
+        "{e}"
+    );
+}

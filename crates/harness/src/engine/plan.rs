@@ -471,6 +471,8 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
     }
 
     let mut solvers = Vec::new();
+    // The spec entry of each instance (a grid gives one entry several).
+    let mut entry_of = Vec::new();
     for (si, sv) in s.solvers.iter().enumerate() {
         let at = sv.name.span().start;
         let entry = registry::solver(sv.name.get_ref()).ok_or_else(|| {
@@ -552,6 +554,7 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
             } else {
                 format!("{base_label} ({})", suffix.join(", "))
             };
+            entry_of.push(si);
             solvers.push(SolverInstance {
                 name: entry.name,
                 family: entry.family,
@@ -572,12 +575,22 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
     }
     {
         let mut labels = std::collections::BTreeSet::new();
-        for sv in &solvers {
+        for (sv, &si) in solvers.iter().zip(&entry_of) {
             if !labels.insert(sv.label.as_str()) {
-                return Err(spec.error(format!(
-                    "two solvers share the label \"{}\"; give one a `label`",
-                    sv.label
-                )));
+                let i = si.to_string();
+                let key = if spec.has_key(&["solvers", &i, "label"]) {
+                    "label"
+                } else {
+                    "name"
+                };
+                return Err(spec.error_at_key(
+                    &["solvers", &i, key],
+                    format!(
+                        "key `solvers.{key}`: two solvers share the label \"{}\"; give one a \
+                         `label`",
+                        sv.label
+                    ),
+                ));
             }
         }
     }

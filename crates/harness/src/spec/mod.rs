@@ -747,10 +747,10 @@ fn shift_table(t: &mut DeTable<'_>, by: usize) {
 impl LoadedSpec {
     /// Read and parse a spec file (and the spec it extends). Its id is `<paper>/<file stem>`.
     pub fn load(path: &Path) -> Result<Self, SpecError> {
-        let source = std::fs::read_to_string(path).map_err(|e| SpecError {
+        let source = read_text(path).map_err(|(line, message)| SpecError {
             path: path.to_path_buf(),
-            line: None,
-            message: e.to_string(),
+            line,
+            message,
         })?;
         Self::parse(path, source)
     }
@@ -784,8 +784,12 @@ impl LoadedSpec {
                         Some(at),
                     ));
                 }
-                let text = std::fs::read_to_string(&file).map_err(|e| {
-                    whole(format!("key `extends`: {}: {e}", file.display()), Some(at))
+                let text = read_text(&file).map_err(|(line, e)| {
+                    let place = line.map_or(String::new(), |l| format!(":{l}"));
+                    whole(
+                        format!("key `extends`: {}{place}: {e}", file.display()),
+                        Some(at),
+                    )
                 })?;
                 if let Some((k, _)) = root.get_ref().get_key_value("protocol") {
                     return Err(whole(
@@ -1300,6 +1304,32 @@ pub fn line_of(source: &str, offset: usize) -> usize {
         + 1
 }
 
+/// A spec file's text: a regular file (a FIFO or a device named like a spec would block or
+/// never end), UTF-8 (a binary file is named with the line and byte offset of its first
+/// invalid byte). The error: the line, if any, and what is wrong.
+fn read_text(path: &Path) -> Result<String, (Option<usize>, String)> {
+    let meta = std::fs::metadata(path).map_err(|e| (None, e.to_string()))?;
+    if !meta.is_file() {
+        return Err((
+            None,
+            "not a regular file (a spec is a TOML text file)".to_string(),
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| (None, e.to_string()))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+        (
+            Some(line),
+            format!(
+                "not UTF-8 text: invalid byte 0x{:02x} at byte offset {at}",
+                bytes[at]
+            ),
+        )
+    })
+}
+
 /// Every spec file under `dir` (`<dir>/<paper>/<name>.toml`), sorted by path.
 pub fn discover(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
@@ -1443,6 +1473,27 @@ name = "oasis"
             let at = src.lines().position(|l| l.starts_with("y_range")).unwrap() + 1;
             assert_eq!(e.line, Some(at), "{range}: {e}");
             assert!(e.to_string().contains("with low < high"), "{range}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_binary_file_or_a_fifo_named_like_a_spec_is_refused_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin.toml");
+        std::fs::write(&bin, b"title = \"t\"\npaper = \"p\x00\xff\"\n").unwrap();
+        let e = LoadedSpec::load(&bin).unwrap_err();
+        assert_eq!(e.line, Some(2), "{e}");
+        assert!(
+            e.to_string()
+                .contains("invalid byte 0xff at byte offset 23"),
+            "{e}"
+        );
+        let fifo = dir.path().join("fifo.toml");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|s| s.success()) {
+            // Reading it would block for ever: refused from its metadata.
+            let e = LoadedSpec::load(&fifo).unwrap_err();
+            assert!(e.to_string().contains("not a regular file"), "{e}");
         }
     }
 
