@@ -8,8 +8,9 @@
 //!
 //! The code fingerprint kept beside each cell as provenance is derived from the code: for a
 //! solver, from the source of its list's crate and of every path dependency of that crate
-//! ([`package_fingerprint`]; `build.rs` reads the dependencies from the manifests); nothing
-//! is listed by hand.
+//! ([`package_fingerprint`]; `build.rs` reads the dependencies from the manifests); for the
+//! harness's own solvers, from their files ([`HARNESS_SOLVER_SOURCES`]) and the harness's
+//! dependencies. Nothing else is listed by hand.
 
 use crate::peers::{ItmlMetricLearnParams, LmnnMetricLearnParams, OasisNumpyParams, peer};
 pub use dyad_funcish::{GENE_SIMILARITY, ISH_CLASSIFIER};
@@ -146,11 +147,33 @@ pub fn package_fingerprint(package: &str) -> String {
     fingerprint(package_sources(package))
 }
 
-/// The code fingerprint of solver `name`'s cells: that of the crate exporting it
-/// ([`package_fingerprint`]).
+/// The harness's own solvers (the Python peers, FuncISH's classifier) run the code under these
+/// paths — and the crates the harness depends on — never the rest of the harness (spec,
+/// engine, analysis, presentation: they never call it). Their fingerprint is that code, so an
+/// edit to the report or the planner does not mark their cells stale.
+pub const HARNESS_SOLVER_SOURCES: &[&str] = &[
+    "harness/src/peers/",
+    "harness/src/funcish_lr.rs",
+    "harness/src/registry.rs",
+];
+
+/// The source directories and files a solver of `package` runs: the crate's and its path
+/// dependencies' ([`package_sources`]); for the harness's own solvers, its dependencies and
+/// [`HARNESS_SOLVER_SOURCES`].
+pub fn solver_sources(package: &str) -> Vec<&'static str> {
+    let mut dirs = package_sources(package).to_vec();
+    if package == env!("CARGO_PKG_NAME") {
+        dirs.retain(|d| *d != "harness/src/");
+        dirs.extend_from_slice(HARNESS_SOLVER_SOURCES);
+    }
+    dirs
+}
+
+/// The code fingerprint of solver `name`'s cells: that of the code it runs
+/// ([`solver_sources`]).
 pub fn solver_fingerprint(name: &str) -> String {
     let package = package_of(name).unwrap_or_else(|| panic!("unknown solver `{name}`"));
-    package_fingerprint(package)
+    fingerprint(&solver_sources(package))
 }
 
 /// Fingerprint of a set of source prefixes (tasks and data providers still name the files they
@@ -205,6 +228,48 @@ mod tests {
         for d in crate::data::PROVIDERS {
             fingerprint(d.sources());
         }
+    }
+
+    #[test]
+    fn the_harness_solvers_are_fingerprinted_by_their_own_code_and_dependencies() {
+        let own = solver_sources(env!("CARGO_PKG_NAME"));
+        assert!(!own.contains(&"harness/src/"), "{own:?}");
+        for p in HARNESS_SOLVER_SOURCES {
+            assert!(own.contains(p), "{own:?}");
+        }
+        // The crates the peers call (OASIS, LORETA, ...) are in.
+        for dep in ["core/src/", "oasis/src/", "loreta/src/", "funcish/src/"] {
+            assert!(own.contains(&dep), "{dep}: {own:?}");
+        }
+        // The report's code is not: editing it leaves the peers' fingerprint alone.
+        let edited: Vec<(&str, &str)> = SOURCE_FINGERPRINTS
+            .iter()
+            .map(|&(p, h)| {
+                if p.starts_with("harness/src/presentation/") {
+                    (p, "edited")
+                } else {
+                    (p, h)
+                }
+            })
+            .collect();
+        assert_eq!(
+            fingerprint_in(&edited, &own),
+            fingerprint_in(SOURCE_FINGERPRINTS, &own)
+        );
+        let edited: Vec<(&str, &str)> = SOURCE_FINGERPRINTS
+            .iter()
+            .map(|&(p, h)| {
+                if p == "harness/src/funcish_lr.rs" {
+                    (p, "edited")
+                } else {
+                    (p, h)
+                }
+            })
+            .collect();
+        assert_ne!(
+            fingerprint_in(&edited, &own),
+            fingerprint_in(SOURCE_FINGERPRINTS, &own)
+        );
     }
 
     #[test]
