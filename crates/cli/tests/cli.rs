@@ -656,3 +656,42 @@ fn a_manifest_runs_cell_by_cell_and_status_follows() {
     let out = ws.run(&["plan", "--recompute", "all"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
+
+/// A damaged cell file is computed again, and the run says which cell, which file and why.
+#[test]
+fn a_damaged_cell_is_computed_again_with_a_warning_naming_it() {
+    let ws = Ws::new(&spec(1, 1000));
+    assert!(
+        ws.run(&["run", "demo", "--profile", "quick"])
+            .status
+            .success()
+    );
+    let cells = ws.results().join("cache/cells");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&cells)
+        .unwrap()
+        .flat_map(|d| std::fs::read_dir(d.unwrap().path()).unwrap())
+        .map(|f| f.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    let damaged = &files[0];
+    let text = std::fs::read(damaged).unwrap();
+    std::fs::write(damaged, &text[..text.len() / 2]).unwrap();
+    let o = ws.run(&["run", "demo", "--profile", "quick"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let name = damaged.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        err.contains("is not a valid cell")
+            && err.contains(&name)
+            && err.contains("computing it again"),
+        "{err}"
+    );
+    // Computed again: a valid cell, and a third run says nothing.
+    let o = ws.run(&["run", "demo", "--profile", "quick"]);
+    assert!(
+        !stderr(&o).contains("is not a valid cell"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -202,7 +202,22 @@ fn execute_filtered(
     let mut timings = Timings::default();
     for &(pi, ci) in seen.values() {
         let cell = &plans[pi].cells[ci];
-        let old = cache.get(&cell.key);
+        // A damaged cell file (truncated, edited, of another key) is computed again, and
+        // said so: a user who finds a cell recomputing learns which file and why.
+        let old = match cache.check(&cell.key) {
+            Ok(old) => old,
+            Err(why) => {
+                if opts.progress != Progress::Quiet {
+                    eprintln!(
+                        "warning: cell {} [{}]: {} is not a valid cell ({why}); computing it again",
+                        describe(&plans[pi], ci),
+                        &cell.key[..10],
+                        cache.path(&cell.key).display()
+                    );
+                }
+                None
+            }
+        };
         if let Some(old) = &old {
             timings.add(group(plans, (pi, ci)), old.wall_seconds);
         }
