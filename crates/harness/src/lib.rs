@@ -383,6 +383,11 @@ impl Workspace {
             if res.complete() {
                 analysis::names::check(&res).map_err(|e| HarnessError::Specs(vec![e]))?;
                 let tables = self.results.join("tables").join(p.profile.as_str());
+                // What a run killed while writing tables or figures left behind.
+                engine::cache::remove_dead_temps(&tables);
+                engine::cache::remove_dead_temps(
+                    &report::report_dir(&self.results, p.profile).join("figures"),
+                );
                 w.tables = res
                     .write_tables(&tables)
                     .map_err(HarnessError::Other)?

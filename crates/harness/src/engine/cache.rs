@@ -579,11 +579,8 @@ impl Cache {
                     .ok()
                     .and_then(|t| t.elapsed().ok())
                     .is_some_and(|a| a > std::time::Duration::from_secs(86_400));
-                let gone = if let Some(stem) = name.strip_suffix(dyad_datasets::fsutil::TMP_SUFFIX)
-                {
-                    // `.<name>.<pid>.<n>.tmp`
-                    let pid = stem.rsplit('.').nth(1).and_then(|p| p.parse::<u32>().ok());
-                    name.starts_with('.') && (old || pid.is_some_and(|p| !alive(p)))
+                let gone = if name.ends_with(dyad_datasets::fsutil::TMP_SUFFIX) {
+                    dead_temp(&name, old)
                 } else if let Some(key) = name.strip_suffix(".lock") {
                     self.holder(key).is_none()
                         && std::fs::read_to_string(&path)
@@ -753,9 +750,59 @@ pub(crate) fn test_cell(key: &str) -> CellResult {
     tests::cell(key)
 }
 
+/// Whether `name` is the temporary file of a writer that can no longer finish it
+/// (`.<name>.<pid>.<n>.tmp` of a process not running on this machine), or `old` (a day).
+fn dead_temp(name: &str, old: bool) -> bool {
+    let Some(stem) = name.strip_suffix(dyad_datasets::fsutil::TMP_SUFFIX) else {
+        return false;
+    };
+    let pid = stem.rsplit('.').nth(1).and_then(|p| p.parse::<u32>().ok());
+    name.starts_with('.') && (old || pid.is_some_and(|p| !alive(p)))
+}
+
+/// Remove the temporary files crashed writers left in `dir` (a table or figure directory:
+/// a run killed while writing a table leaves `.<table>.parquet.<pid>.<n>.tmp`). Returns how
+/// many were removed.
+pub fn remove_dead_temps(dir: &Path) -> usize {
+    let Ok(files) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for f in files.flatten() {
+        let name = f.file_name().to_string_lossy().into_owned();
+        let old = f
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|a| a > std::time::Duration::from_secs(86_400));
+        if dead_temp(&name, old) && std::fs::remove_file(f.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dead_temporary_files_are_removed_from_any_directory_and_live_ones_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let dead = dir
+            .path()
+            .join(format!(".t.parquet.{}.0.tmp", u32::MAX - 7));
+        let live = dir
+            .path()
+            .join(format!(".t.parquet.{}.0.tmp", std::process::id()));
+        let table = dir.path().join("t.parquet");
+        for p in [&dead, &live, &table] {
+            std::fs::write(p, b"x").unwrap();
+        }
+        assert_eq!(remove_dead_temps(dir.path()), 1);
+        assert!(!dead.exists() && live.exists() && table.exists());
+    }
 
     pub(super) fn cell(key: &str) -> CellResult {
         CellResult {
