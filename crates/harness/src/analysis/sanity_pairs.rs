@@ -9,6 +9,7 @@
 
 use crate::analysis::check::SanityLine;
 use crate::analysis::results::ExperimentResults;
+use crate::analysis::sanity_tasks::line;
 
 /// The pair-ranking checks of one experiment (none for other tasks).
 pub fn lines(res: &ExperimentResults<'_>) -> Vec<SanityLine> {
@@ -34,29 +35,20 @@ pub fn lines(res: &ExperimentResults<'_>) -> Vec<SanityLine> {
                     start += 1;
                     worst = worst.max(x.value.abs());
                     if x.value != 0.0 {
-                        start_bad.push(crate::engine::run::describe(plan, ci));
+                        start_bad.push(ci);
                     }
                 }
             }
         }
-        let mut push = |what: String, n: usize, bad: Vec<String>, ok_detail: String| {
+        let mut push = |what: String, n: usize, bad: &[usize], ok: String| {
             if n > 0 {
-                out.push(SanityLine {
-                    experiment: plan.spec.id.clone(),
-                    what,
-                    ok: bad.is_empty(),
-                    detail: if bad.is_empty() {
-                        ok_detail
-                    } else {
-                        format!("fails in {} of {n}: {}", bad.len(), bad.join("; "))
-                    },
-                });
+                out.push(line(res, what, n, bad, ok));
             }
         };
         push(
             format!("{} at step 0 (constant scores) has Kendall τ 0", sv.label),
             start,
-            start_bad,
+            &start_bad,
             format!("{start} evaluations, largest |τ| {worst:.1e}"),
         );
         if let Some(st) = residuals.iter().find(|x| x.solver == sv.label) {
@@ -67,10 +59,7 @@ pub fn lines(res: &ExperimentResults<'_>) -> Vec<SanityLine> {
                     crate::analysis::edges::STATIONARY
                 ),
                 st.fits,
-                st.above
-                    .iter()
-                    .map(|&ci| crate::engine::run::describe(plan, ci))
-                    .collect(),
+                &st.above,
                 format!("{} fits, largest residual {:.1e}", st.fits, st.max),
             );
         }

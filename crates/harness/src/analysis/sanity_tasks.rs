@@ -110,7 +110,9 @@ pub fn lines(res: &ExperimentResults<'_>) -> Vec<SanityLine> {
     out
 }
 
-fn line(
+/// A sanity line over `n` checked values: it holds when no cell is in `bad` (the plan's cell
+/// indices, once per failing value), else its detail names the failing cells.
+pub(crate) fn line(
     res: &ExperimentResults<'_>,
     what: String,
     n: usize,
@@ -119,6 +121,7 @@ fn line(
 ) -> SanityLine {
     let plan = res.plan;
     let mut cells: Vec<usize> = bad.to_vec();
+    cells.sort_unstable();
     cells.dedup();
     SanityLine {
         experiment: plan.spec.id.clone(),
@@ -128,7 +131,7 @@ fn line(
             ok
         } else {
             format!(
-                "fails on {} of {n} records, in {}",
+                "fails in {} of {n}: {}",
                 bad.len(),
                 cells
                     .iter()
