@@ -426,6 +426,110 @@ fn a_killed_run_resumes_and_loses_no_finished_cell() {
     }
 }
 
+/// Files a run left in the cache besides cells: claims and temporaries.
+fn leftovers(ws: &Ws) -> Vec<PathBuf> {
+    std::fs::read_dir(ws.results().join("cache/cells"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .flat_map(|s| std::fs::read_dir(s.path()).unwrap().flatten())
+        .filter(|f| f.path().extension().is_none_or(|x| x != "json"))
+        .map(|f| f.path())
+        .collect()
+}
+
+/// Start `dyad run demo` on one thread and wait until `n` cells are stored.
+fn run_until(ws: &Ws, n: usize) -> std::process::Child {
+    let mut child = ws
+        .cmd(&["run", "demo", "--profile", "quick", "--threads", "1"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while ws.cached_cells().len() < n {
+        assert!(start.elapsed() < Duration::from_secs(120), "no progress");
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("run finished before it could be interrupted: {status}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child
+}
+
+#[test]
+fn sigint_and_sigterm_release_the_claims_and_say_what_finished() {
+    for (signal, code) in [("INT", 130), ("TERM", 143)] {
+        let ws = Ws::new(&spec(4, 60_000));
+        let child = run_until(&ws, 2);
+        let pid = child.id().to_string();
+        let kill = Command::new("sh")
+            .args(["-c", &format!("kill -{signal} {pid}")])
+            .status()
+            .unwrap();
+        assert!(kill.success());
+        let o = child.wait_with_output().unwrap();
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(code), "{e}");
+        assert!(
+            e.contains(&format!("interrupted by SIG{signal}: "))
+                && e.contains("of 8 cells were computed by this run")
+                && e.contains("Run the same command again"),
+            "{e}"
+        );
+        // The cell in progress was abandoned, its claim released: nothing waits on it.
+        assert!(leftovers(&ws).is_empty(), "{:?}", leftovers(&ws));
+        let kept = ws.cached_cells().len();
+        let o = ws.run(&["run", "demo", "--profile", "quick"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(summary(&o), (8, kept, 8 - kept));
+        assert!(
+            !stderr(&o).contains("being computed by another run"),
+            "{}",
+            stderr(&o)
+        );
+    }
+}
+
+/// kill -9 at several moments (between cells and inside one), then a run to the end: every
+/// value equals an uninterrupted run's (`dyad compare`, timings aside), nothing is left over.
+#[test]
+fn runs_killed_at_several_moments_end_with_the_values_of_an_uninterrupted_run() {
+    let ws = Ws::new(&spec(6, 30_000));
+    // Moments: after n stored cells, then a delay into the next cell (a fixed pseudo-random
+    // sequence, so that a failure replays).
+    for (n, delay_ms) in [(1, 0), (3, 37), (6, 113), (9, 5)] {
+        let mut child = run_until(&ws, n);
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        for (p, bytes) in ws.cached_cells() {
+            assert!(
+                serde_json::from_slice::<serde_json::Value>(&bytes).is_ok(),
+                "{} is torn",
+                p.display()
+            );
+        }
+    }
+    let o = ws.run(&["run", "demo", "--profile", "quick"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(ws.cached_cells().len(), 12);
+    // A killed run's claim is stale at once (its process is gone); the temporaries are cleaned.
+    assert!(leftovers(&ws).is_empty(), "{:?}", leftovers(&ws));
+    let clean = Ws::new(&spec(6, 30_000));
+    let o = clean.run(&["run", "demo", "--profile", "quick"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ws.run(&[
+        "compare",
+        clean.results().to_str().unwrap(),
+        ws.results().to_str().unwrap(),
+        "--profile",
+        "quick",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
+    assert!(out.contains("12 identical"), "{out}");
+}
+
 #[test]
 fn check_names_every_metric_outside_its_band() {
     let ws = Ws::new(&spec(1, 1000));
@@ -484,14 +588,7 @@ fn two_runs_on_one_cache_split_the_work_and_never_repeat_it() {
     assert_eq!(ca + cb, 8, "{}\n{}", stderr(&a), stderr(&b));
     assert_eq!(ws.cached_cells().len(), 8);
     // No claims or temporaries left behind.
-    let leftovers: Vec<_> = std::fs::read_dir(ws.results().join("cache/cells"))
-        .unwrap()
-        .flatten()
-        .flat_map(|s| std::fs::read_dir(s.path()).unwrap().flatten())
-        .filter(|f| f.path().extension().is_none_or(|x| x != "json"))
-        .map(|f| f.path())
-        .collect();
-    assert!(leftovers.is_empty(), "{leftovers:?}");
+    assert!(leftovers(&ws).is_empty(), "{:?}", leftovers(&ws));
 }
 
 #[test]

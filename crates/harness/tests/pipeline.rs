@@ -482,6 +482,73 @@ fn bad_parameters_are_refused_at_the_line_of_their_key() {
     }
 }
 
+/// Sizes that would allocate without bound are refused at plan time, at their key, with the
+/// size in the message: a k of 10^9 (precision@k is kept per query), grids of 3,000 x 3,000
+/// points, a tuning grid of 10^6 candidates, 1,000 repeats of a 1,000-point grid.
+#[test]
+fn sizes_that_would_exhaust_memory_are_refused_before_anything_is_allocated() {
+    let values = |n: usize| {
+        let v: Vec<String> = (0..n).map(|i| format!("{}.0", i + 1)).collect();
+        format!("[{}]", v.join(", "))
+    };
+    let oasis = "[[solvers]]\nname = \"oasis\"\nparams = { c = 0.1 }\n";
+    for (edit, key, words) in [
+        (
+            SPEC.replace("k_max = 5", "k_max = 1000000000"),
+            "k_max = 1000000000",
+            "1000000000 exceeds the limit of 10000 (precision@1..k_max is kept for every \
+             query: 8 TB per 1,000 queries)",
+        ),
+        (
+            SPEC.replace(
+                oasis,
+                &format!(
+                    "[[solvers]]\nname = \"oasis\"\ngrid = {{ c = {}, aggressiveness = {} }}\n",
+                    values(3000),
+                    values(3000)
+                ),
+            ),
+            "grid = ",
+            "9000000 grid points (aggressiveness: 3000 x c: 3000) exceed the limit of 100000",
+        ),
+        (
+            SPEC.replace(
+                "k_max = 5",
+                "k_max = 5\nearly_stopping = { validation_fraction = 0.2 }",
+            )
+            .replace(
+                oasis,
+                &format!(
+                    "[[solvers]]\nname = \"oasis\"\ntune = {{ c = {}, aggressiveness = {} }}\n",
+                    values(1000),
+                    values(1000)
+                ),
+            ),
+            "tune = ",
+            "1000000 tuning candidates (aggressiveness: 1000 x c: 1000) exceed the limit of 10000",
+        ),
+        (
+            SPEC.replace("repeats = 2", "repeats = 1000").replace(
+                oasis,
+                &format!(
+                    "[[solvers]]\nname = \"oasis\"\ngrid = {{ c = {} }}\n",
+                    values(1000)
+                ),
+            ),
+            "title",
+            "1001000 cells exceed the limit of 100000",
+        ),
+    ] {
+        assert_ne!(edit, SPEC, "{key}: the edit did not apply");
+        let e = plan_error(&fixture(&edit).ws);
+        assert!(e.contains(words), "{key}: {e}");
+        if key != "title" {
+            let line = edit.lines().position(|l| l.starts_with(key)).unwrap() + 1;
+            assert!(e.contains(&format!("fig.toml:{line}:")), "{key}: {e}");
+        }
+    }
+}
+
 #[test]
 fn failures_are_reported_and_never_cached() {
     // The second data set has too few images per class for the split: its cells fail.

@@ -382,6 +382,19 @@ pub struct Claims {
 }
 
 impl Claims {
+    /// Remove the lock file of every claim held (an interrupted run abandoning its cells);
+    /// returns how many there were.
+    pub fn release_all(&self) -> usize {
+        let mut held = self
+            .held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for p in held.iter() {
+            let _ = std::fs::remove_file(p);
+        }
+        std::mem::take(&mut *held).len()
+    }
+
     /// Touch every held claim every [`HEARTBEAT`] until `stop` is set.
     pub fn heartbeat(
         &self,

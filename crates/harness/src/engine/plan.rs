@@ -248,6 +248,57 @@ fn resolve_table(t: toml::Table, profile: Profile) -> toml::Table {
     }
 }
 
+/// How many points a grid table's Cartesian product holds (saturating: a product past
+/// `u64::MAX` is `u64::MAX`), counted before any point is built.
+fn grid_size(grid: &toml::Table) -> u64 {
+    grid.values()
+        .map(|v| v.as_array().map_or(1, |a| a.len() as u64))
+        .fold(1u64, u64::saturating_mul)
+}
+
+/// `Err` naming the solver's `key` table when its grid would hold more than `limit` points.
+fn check_grid_size(
+    spec: &LoadedSpec,
+    si: usize,
+    key: &str,
+    grid: &toml::Table,
+    limit: u64,
+    what: &str,
+) -> Result<(), SpecError> {
+    let n = grid_size(grid);
+    if n <= limit {
+        return Ok(());
+    }
+    let sizes: Vec<String> = grid
+        .iter()
+        .map(|(k, v)| format!("{k}: {}", v.as_array().map_or(1, Vec::len)))
+        .collect();
+    Err(spec.error_at_key(
+        &["solvers", &si.to_string(), key],
+        format!(
+            "key `solvers.{key}`: {} {what} ({}) exceed the limit of {limit}",
+            if n == u64::MAX {
+                "more than 2^64".to_string()
+            } else {
+                n.to_string()
+            },
+            sizes.join(" x ")
+        ),
+    ))
+}
+
+/// The quoted labels of `solvers` (`k` of them), the first eight and how many more.
+fn some_labels<'a>(solvers: impl Iterator<Item = &'a SolverInstance>, k: usize) -> String {
+    let shown: Vec<String> = solvers
+        .take(8)
+        .map(|sv| format!("\"{}\"", sv.label))
+        .collect();
+    match k.saturating_sub(shown.len()) {
+        0 => shown.join(", "),
+        more => format!("{}, and {more} more", shown.join(", ")),
+    }
+}
+
 /// Cartesian product of a grid table, in key order.
 fn grid_points(grid: &toml::Table) -> Vec<toml::Table> {
     let mut points = vec![toml::Table::new()];
@@ -275,6 +326,8 @@ pub const MAX_STEPS_PER_CELL: u64 = 10_000_000_000;
 pub const MAX_CHECKPOINTS: usize = 100_000;
 /// Most cells one plan may hold.
 pub const MAX_CELLS: usize = 100_000;
+/// Most candidates one solver's `tune` grid may hold (each is trained in every cell).
+pub const MAX_TUNE_CANDIDATES: u64 = 10_000;
 
 /// A rough lower bound of the time of `steps` training steps, for messages: at least one
 /// microsecond a step.
@@ -503,6 +556,16 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
         }
         let base = resolve_table(table_of(&sv.params, at).0, profile);
         let grid = resolve_table(table_of(&sv.grid, at).0, profile);
+        check_grid_size(spec, si, "grid", &grid, MAX_CELLS as u64, "grid points")?;
+        let tune_grid = resolve_table(table_of(&sv.tune, at).0, profile);
+        check_grid_size(
+            spec,
+            si,
+            "tune",
+            &tune_grid,
+            MAX_TUNE_CANDIDATES,
+            "tuning candidates",
+        )?;
         let fp = registry::solver_fingerprint(entry.name);
         let own_checkpoints = match &sv.checkpoints {
             Some(c) => Some(
@@ -525,7 +588,7 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
             })?;
             let mut tune = Vec::new();
             let mut tune_canonical = Vec::new();
-            for candidate in grid_points(&resolve_table(table_of(&sv.tune, at).0, profile)) {
+            for candidate in grid_points(&tune_grid) {
                 if candidate.is_empty() {
                     continue;
                 }
@@ -594,6 +657,20 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
             }
         }
     }
+    // Counted before any cell is built: repeats x data sets x grid points can reach 10^11.
+    let n_cells: u64 = datasets
+        .iter()
+        .map(|d| {
+            let on = |sv: &&SolverInstance| sv.datasets.is_empty() || sv.datasets.contains(&d.id);
+            solvers.iter().filter(on).count() as u64
+        })
+        .sum::<u64>()
+        .saturating_mul(u64::from(repeats));
+    if n_cells > MAX_CELLS as u64 {
+        return Err(spec.error(format!(
+            "{n_cells} cells exceed the limit of {MAX_CELLS} for one spec (repeats x data sets x solver grid points)"
+        )));
+    }
     check_names(spec, profile, &datasets, &solvers)?;
 
     let task_fp = fingerprint(task.sources());
@@ -653,12 +730,6 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
                 });
             }
         }
-    }
-    if cells.len() > MAX_CELLS {
-        return Err(spec.error(format!(
-            "{} cells exceed the limit of {MAX_CELLS} for one spec (repeats x data sets x solver grid points)",
-            cells.len()
-        )));
     }
     plan.cells = cells;
     Ok(plan)
@@ -757,12 +828,7 @@ fn check_names(
                 format!(
                     "key `{}`: \"{n}\" names {k} solvers of this spec; name one by its label ({})",
                     path.join("."),
-                    solvers
-                        .iter()
-                        .filter(|sv| sv.name == n)
-                        .map(|sv| format!("\"{}\"", sv.label))
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    some_labels(solvers.iter().filter(|sv| sv.name == n), k)
                 ),
             )),
         }

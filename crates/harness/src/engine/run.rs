@@ -294,7 +294,7 @@ fn execute_filtered(
         threads,
     );
     let abort = AtomicBool::new(false);
-    let computed = AtomicUsize::new(0);
+    let computed = Arc::new(AtomicUsize::new(0));
     let by_others = AtomicUsize::new(0);
     let skipped = AtomicUsize::new(0);
     let loaded = AtomicUsize::new(0);
@@ -302,6 +302,16 @@ fn execute_filtered(
     let claims = Claims::default();
     let stop = Arc::new(AtomicBool::new(false));
     let heartbeat = claims.heartbeat(stop.clone());
+    // SIGINT/SIGTERM: release the claims of the cells in progress, say what finished.
+    let _watch = match super::interrupt::watch(&claims, computed.clone(), pending.len()) {
+        Ok(w) => Some(w),
+        Err(e) => {
+            reporter.note(&format!(
+                "{e}: an interrupted run leaves its claims to go stale"
+            ));
+            None
+        }
+    };
     cache.clean();
 
     // One cell: claim it, compute and store it, release the claim. `false` when another run
@@ -400,7 +410,7 @@ fn execute_filtered(
     stop.store(true, Ordering::SeqCst);
     let _ = heartbeat.join();
     reporter.finish();
-    summary.computed = computed.into_inner();
+    summary.computed = computed.load(Ordering::SeqCst);
     summary.by_others = by_others.into_inner();
     summary.skipped = skipped.into_inner();
     summary.datasets_loaded = loaded.into_inner();

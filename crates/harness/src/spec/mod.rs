@@ -115,6 +115,16 @@ pub struct Checkpoints {
 pub const MAX_GRID_STEPS: u64 = 10_000_000_000;
 /// Most checkpoints a grid may hold.
 pub const MAX_GRID_POINTS: u64 = 100_000;
+/// Largest `k_max` a ranking protocol may ask for: precision@1..k_max is kept per query
+/// (80 KB each at the limit; the papers' curves stop at k = 50).
+pub const MAX_K: i64 = 10_000;
+
+/// `b` bytes in the largest unit that keeps a number of at least 1.
+fn bytes(b: f64) -> String {
+    let units = ["B", "KB", "MB", "GB", "TB", "PB"];
+    let i = ((b.max(1.0).log10() / 3.0).floor() as usize).min(units.len() - 1);
+    format!("{:.0} {}", b / 1000f64.powi(i as i32), units[i])
+}
 
 impl Checkpoints {
     /// The grid's steps, sorted and distinct; grids beyond [`MAX_GRID_STEPS`] steps or
@@ -1014,6 +1024,19 @@ impl LoadedSpec {
                         format!("key `solvers.checkpoints` ({p}): {e}"),
                     ));
                 }
+            }
+        }
+        for (table, v) in &s.protocol.tasks {
+            let k = v.get("k_max").and_then(toml::Value::as_integer);
+            if let Some(k) = k.filter(|&k| k > MAX_K) {
+                return Err(self.error_at_key(
+                    &["protocol", table, "k_max"],
+                    format!(
+                        "key `protocol.{table}.k_max`: {k} exceeds the limit of {MAX_K} \
+                         (precision@1..k_max is kept for every query: {} per 1,000 queries)",
+                        bytes(k as f64 * 8.0 * 1000.0)
+                    ),
+                ));
             }
         }
         for sv in &s.solvers {

@@ -36,10 +36,15 @@ pub fn opts(ws: &Workspace, threads: usize, keep_going: bool) -> RunOptions {
     }
 }
 
-/// The error of planning every spec of `ws` at the quick profile (panics if it plans).
+/// The error of reading and planning every spec of `ws` at the quick profile (panics if it
+/// plans).
 pub fn plan_error(ws: &Workspace) -> String {
     let ctx = ws.data_context();
-    match ws.plan(&ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx) {
+    let specs = match ws.select_specs(&[]) {
+        Ok(s) => s,
+        Err(e) => return e.to_string(),
+    };
+    match ws.plan(&specs, Profile::Quick, &ctx) {
         Ok(_) => panic!("the plan was expected to fail"),
         Err(e) => e.to_string(),
     }
