@@ -149,6 +149,14 @@ enum Command {
         /// the old cell.
         #[arg(long, default_value = "missing", requires = "manifest")]
         recompute: Recompute,
+        /// Also say where the recorded time goes: cell time by paper, spec and solver, split
+        /// into training, model selection, evaluation and the rest, from the cells in
+        /// `--from` (the results' cache by default; e.g. `results/archive`).
+        #[arg(long)]
+        cost: bool,
+        /// With `--cost`: read the recorded cells from this cell archive.
+        #[arg(long, requires = "cost")]
+        from: Option<PathBuf>,
         #[command(flatten)]
         only: Only,
     },
@@ -315,10 +323,19 @@ fn real_main() -> Result<ExitCode> {
         Command::Plan {
             targets,
             profile,
+            cost: true,
+            from,
+            only,
+            ..
+        } => recorded_cost(&ws, &targets, profile, from.as_deref(), &only),
+        Command::Plan {
+            targets,
+            profile,
             cells,
             manifest,
             recompute,
             only,
+            ..
         } => plan_cost(
             &ws,
             &targets,
@@ -693,6 +710,43 @@ fn plan_cost(
             "{stale} cached cells were computed by code that has changed since: \
              `dyad run <targets> --recompute stale` computes them again and compares"
         );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `dyad plan --cost`: where the recorded time of a profile goes.
+fn recorded_cost(
+    ws: &Workspace,
+    targets: &[String],
+    profile: Profile,
+    from: Option<&std::path::Path>,
+    only: &Only,
+) -> Result<ExitCode> {
+    use dyad_harness::analysis::cost;
+    let ctx = ws.data_context();
+    let mut plans = plan_warn(ws, &ws.select_specs(targets)?, profile, &ctx)?;
+    only.filter()
+        .narrow(&mut plans)
+        .map_err(anyhow::Error::msg)?;
+    let store = match from {
+        Some(dir) => dyad_harness::engine::cache::Cache::at(dir),
+        None => ws.cache(),
+    };
+    let c = cost::recorded(&plans, &store);
+    say!(
+        "profile `{profile}` ({}): {}",
+        store.root().display(),
+        cost::summary_line(&c.total)
+    );
+    for (title, rows, limit) in [
+        ("by paper", &c.papers, usize::MAX),
+        ("by spec (largest first)", &c.specs, 15),
+        ("by paper and solver (largest first)", &c.solvers, 15),
+    ] {
+        say!();
+        for line in cost::table(title, rows, limit) {
+            say!("{line}");
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -1138,7 +1192,8 @@ fn data_command(ws: &Workspace, cmd: DataCommand) -> Result<ExitCode> {
             )
         })
     };
-    let ctx = ws.data_context();
+    // These commands read the data; they write nothing under the results directory.
+    let ctx = ws.data_context().read_only();
     match cmd {
         DataCommand::List => {
             say!("data directory: $DYAD_DATA_DIR = {}", ws.data_dir.display());

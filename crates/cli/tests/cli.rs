@@ -530,6 +530,109 @@ fn runs_killed_at_several_moments_end_with_the_values_of_an_uninterrupted_run() 
     assert!(out.contains("12 identical"), "{out}");
 }
 
+/// Real data in MNIST's place whose content is not the published release: every line that
+/// shows it says so, a band for real data is skipped, `dyad data list` writes nothing; when the
+/// data then changes in place (same sizes and times), `--recompute all` keeps the cached cells
+/// and the run after it identifies the data anew.
+#[test]
+fn data_that_is_not_the_published_release_is_named_and_changed_data_identified_anew() {
+    let spec = r#"
+title = "digits"
+paper = "demo"
+figure = "F1"
+
+[[datasets]]
+id = "digits"
+name = "mnist"
+
+[protocol]
+repeats = 1
+seed = 3
+checkpoints = { max = 10, every = 10 }
+
+[protocol.ranking]
+train_per_class = 2
+test_per_class = 2
+k_max = 2
+
+[[solvers]]
+name = "euclidean"
+
+[[tables]]
+id = "map"
+title = "mAP"
+rows = [{ metric = "map" }]
+
+[[expect]]
+dataset = "digits"
+solver = "euclidean"
+metric = "map"
+min = 0.0
+data = "real"
+"#;
+    let ws = Ws::new(spec);
+    let data = ws.dir.path().join("no-data");
+    dyad_datasets::testdata::write_other_mnist(&data.join("mnist"), 20, 0);
+    let memo = ws.results().join("cache/data-identity.json");
+    let o = ws.run(&["data", "list"]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        out.contains("UNPUBLISHED CONTENT (content identity "),
+        "{out}"
+    );
+    assert!(!memo.exists(), "`data list` only reads");
+
+    let o = ws.run(&["reproduce", "demo", "--profile", "quick"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("UNPUBLISHED CONTENT"), "{}", stderr(&o));
+    let report = std::fs::read_to_string(ws.results().join("report-quick/REPORT.md")).unwrap();
+    assert!(
+        report.contains("UNPUBLISHED CONTENT (content identity")
+            && report.contains("digits (UNPUBLISHED CONTENT)"),
+        "{report}"
+    );
+    let o = ws.run(&["check", "--profile", "quick"]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        out.contains("band is calibrated on the published release"),
+        "{out}{}",
+        stderr(&o)
+    );
+
+    // Other pixels, the same sizes and modification times.
+    let mnist = data.join("mnist");
+    let files: Vec<_> = std::fs::read_dir(&mnist)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    let times: Vec<_> = files
+        .iter()
+        .map(|f| std::fs::metadata(f).unwrap().modified().unwrap())
+        .collect();
+    dyad_datasets::testdata::write_other_mnist(&mnist, 20, 9);
+    for (f, t) in files.iter().zip(times) {
+        let f = std::fs::File::options().write(true).open(f).unwrap();
+        f.set_modified(t).unwrap();
+    }
+    let before = ws.cached_cells();
+    let o = ws.run(&["run", "demo", "--profile", "quick", "--recompute", "all"]);
+    let e = stderr(&o);
+    assert!(!o.status.success(), "{e}");
+    assert!(
+        e.contains("changed since its identity was recorded")
+            && e.contains("the record is dropped: run again")
+            && e.contains("the cached cell is kept"),
+        "{e}"
+    );
+    assert_eq!(ws.cached_cells(), before, "no cell moved aside");
+    // The next run plans on the data as it is now: new keys, computed.
+    let o = ws.run(&["run", "demo", "--profile", "quick"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(summary(&o), (1, 0, 1));
+}
+
 #[test]
 fn check_names_every_metric_outside_its_band() {
     let ws = Ws::new(&spec(1, 1000));

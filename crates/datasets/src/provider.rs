@@ -232,6 +232,10 @@ pub struct Resolved {
     /// Content identity of the data.
     pub identity: String,
     pub synthetic: bool,
+    /// Real data whose content identity is not the published release's (another data set of
+    /// the same format and shape, a re-encoded or edited copy): why, in a few words. Every
+    /// line that shows the data says so, and bands calibrated on the release skip it.
+    pub unpublished: Option<String>,
     /// One line for tables and the report: what was used and why. Paths are relative to the
     /// data directory (`$DYAD_DATA_DIR/...`), never the machine's absolute paths.
     pub note: String,
@@ -295,6 +299,9 @@ pub struct DataContext {
     pub cache_dir: PathBuf,
     memo_path: PathBuf,
     memo: Mutex<BTreeMap<String, Known>>,
+    /// Whether identities computed are written to the memo file (not for commands that only
+    /// read: `dyad data list`, `info`, `verify`).
+    persist: bool,
 }
 
 impl DataContext {
@@ -311,7 +318,15 @@ impl DataContext {
             cache_dir,
             memo_path,
             memo: Mutex::new(memo),
+            persist: true,
         }
+    }
+
+    /// This context, remembering the identities it computes in memory only: for commands
+    /// that read the data and must not write under the results directory.
+    pub fn read_only(mut self) -> Self {
+        self.persist = false;
+        self
     }
 
     /// The data directory named by `$DYAD_DATA_DIR`, else `datasets/`.
@@ -383,6 +398,9 @@ impl DataContext {
     fn memo_put(&self, key: String, known: Known) {
         let mut m = self.memo.lock().unwrap();
         m.insert(key, known);
+        if !self.persist {
+            return;
+        }
         if let Ok(bytes) = serde_json::to_vec_pretty(&*m) {
             // Losing the memo only costs a re-read; never fail a run over it.
             let _ = crate::fsutil::write_atomic(&self.memo_path, &bytes);
@@ -457,6 +475,7 @@ pub fn synthetic<P: Provider + ?Sized, T: Serialize>(
         identity: synthetic_identity(provider.name(), provider.version(), &params),
         params,
         synthetic: true,
+        unpublished: None,
         note,
         shape,
         loader: Arc::new(move || generate().map(Arc::new)),
@@ -557,12 +576,28 @@ pub fn real<P: Serialize>(
         None => {
             let (identity, shape) = identify()?;
             let k = Known { identity, shape };
-            ctx.memo_put(stamp, k.clone());
+            ctx.memo_put(stamp.clone(), k.clone());
             k
         }
     };
     let expected = known.identity.clone();
     let at = files.first().cloned().unwrap_or_default();
+    let unpublished = provider
+        .info()
+        .and_then(|i| i.identity)
+        .filter(|&published| published != known.identity)
+        .map(|published| {
+            format!(
+                "content identity {} is not the published release's {}",
+                &known.identity[..12.min(known.identity.len())],
+                &published[..12]
+            )
+        });
+    let note = match &unpublished {
+        Some(why) => format!("UNPUBLISHED CONTENT ({why}): {note}"),
+        None => note,
+    };
+    let memo_path = ctx.memo_path.clone();
     Ok(Resolved {
         name,
         version: provider.version(),
@@ -570,19 +605,56 @@ pub fn real<P: Serialize>(
         params: canonical,
         identity: known.identity,
         synthetic: false,
+        unpublished,
         note,
         shape: known.shape,
         loader: Arc::new(move || {
             let (id, data) = load()?;
             if id != expected {
+                // Same paths, sizes and times, other content: the record is wrong, and
+                // keeping it would fail every later run the same way. Drop it, so that the
+                // next plan identifies the data as it is now (and keys its cells by that).
+                let dropped = forget(&memo_path, &stamp);
                 return Err(DataError::Inconsistent {
                     path: at.clone(),
-                    message: format!("{name} changed since its identity was recorded; run again"),
+                    message: format!(
+                        "{name} changed since its identity was recorded (same sizes and \
+                         modification times, other content: now {}, recorded {}); {}",
+                        &id[..12.min(id.len())],
+                        &expected[..12.min(expected.len())],
+                        if dropped {
+                            "the record is dropped: run again to identify the data anew and \
+                             compute its cells (the cells of the old content are kept)"
+                                .to_string()
+                        } else {
+                            format!(
+                                "delete {} and run again to identify the data anew",
+                                memo_path.display()
+                            )
+                        }
+                    ),
                 });
             }
             Ok(Arc::new(data))
         }),
     })
+}
+
+/// Remove the memo entry `stamp` from the memo file at `path`; `true` when the file no longer
+/// holds it.
+fn forget(path: &Path, stamp: &str) -> bool {
+    let Ok(bytes) = std::fs::read(path) else {
+        return true;
+    };
+    let Ok(mut memo) = serde_json::from_slice::<BTreeMap<String, Known>>(&bytes) else {
+        return false;
+    };
+    if memo.remove(stamp).is_none() {
+        return true;
+    }
+    serde_json::to_vec_pretty(&memo)
+        .ok()
+        .is_some_and(|b| crate::fsutil::write_atomic(path, &b).is_ok())
 }
 
 /// `|path:size:mtime` of every file (directories walked recursively, in sorted order).

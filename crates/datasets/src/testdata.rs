@@ -36,3 +36,31 @@ pub fn real_dir(
         }
     }
 }
+
+/// Four plain IDX files in `dir` of MNIST's format and shape (28 x 28 images, labels 0..9)
+/// holding `n` training and `n` test images whose pixels follow `seed`: real data in MNIST's
+/// place that is not the published release (for tests of how such data is labelled).
+pub fn write_other_mnist(dir: &std::path::Path, n: u32, seed: u8) {
+    std::fs::create_dir_all(dir).expect("creating the directory");
+    for (stem, images) in [
+        ("train", true),
+        ("train", false),
+        ("t10k", true),
+        ("t10k", false),
+    ] {
+        let mut b = Vec::new();
+        if images {
+            b.extend([0, 0, 8, 3]);
+            for d in [n, 28, 28] {
+                b.extend(d.to_be_bytes());
+            }
+            b.extend((0..n * 784).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)));
+        } else {
+            b.extend([0, 0, 8, 1]);
+            b.extend(n.to_be_bytes());
+            b.extend((0..n).map(|i| (i % 10) as u8));
+        }
+        let kind = if images { "images-idx3" } else { "labels-idx1" };
+        std::fs::write(dir.join(format!("{stem}-{kind}-ubyte")), b).expect("writing IDX");
+    }
+}

@@ -549,6 +549,47 @@ fn sizes_that_would_exhaust_memory_are_refused_before_anything_is_allocated() {
     }
 }
 
+/// `dyad plan --cost`: every distinct cell counted once, its wall time split into phases that
+/// add up to it, by paper, spec and solver; a missing cell is counted, not recorded.
+#[test]
+fn the_recorded_cost_adds_up_to_the_cells_wall_time() {
+    let f = fixture(SPEC);
+    let (plans, s) = plan_and_run(&f.ws, 1);
+    assert!(s.ok(), "{:?}", s.failed);
+    let cache = Cache::new(&f.ws.results);
+    // The same spec planned twice: its cells are counted once.
+    let ctx = f.ws.data_context();
+    let mut twice =
+        f.ws.plan(&f.ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
+            .unwrap();
+    twice.extend(
+        f.ws.plan(&f.ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
+            .unwrap(),
+    );
+    let c = dyad_harness::analysis::cost::recorded(&twice, &cache);
+    assert_eq!((c.total.cells, c.total.recorded), (4, 4));
+    let wall: f64 = plans[0]
+        .cells
+        .iter()
+        .map(|k| cache.get(&k.key).unwrap().wall_seconds)
+        .sum();
+    assert!((c.total.phases.total() - wall).abs() < 1e-9 * wall.max(1.0));
+    assert_eq!(c.papers.len(), 1);
+    assert_eq!(c.papers[0].name, "demo");
+    assert_eq!(c.specs[0].name, "demo/fig");
+    let mut solvers: Vec<(&str, usize)> = c
+        .solvers
+        .iter()
+        .map(|r| (r.name.as_str(), r.cells))
+        .collect();
+    solvers.sort();
+    assert_eq!(solvers, [("demo euclidean", 2), ("demo oasis", 2)]);
+    // A cell removed from the cache is counted but not recorded.
+    cache.remove(&plans[0].cells[0].key).unwrap();
+    let c = dyad_harness::analysis::cost::recorded(&plans, &cache);
+    assert_eq!((c.total.cells, c.total.recorded), (4, 3));
+}
+
 #[test]
 fn failures_are_reported_and_never_cached() {
     // The second data set has too few images per class for the split: its cells fail.

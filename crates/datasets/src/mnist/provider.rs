@@ -229,6 +229,95 @@ mod tests {
     }
 
     #[test]
+    fn real_data_of_other_content_is_labelled_unpublished_everywhere_it_is_shown() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::testdata::write_other_mnist(&dir.path().join("mnist"), 20, 0);
+        let ctx = DataContext::new(dir.path().to_path_buf(), dir.path().join("cache"));
+        let r = MnistProvider.resolve(&ctx, &serde_json::json!({})).unwrap();
+        assert!(!r.synthetic);
+        let why = r.unpublished.as_deref().expect("not the published release");
+        assert!(
+            why.contains("is not the published release's fdbf0b1cb23b"),
+            "{why}"
+        );
+        assert!(
+            r.note.starts_with("UNPUBLISHED CONTENT (content identity ")
+                && r.note.ends_with("real MNIST from $DYAD_DATA_DIR/mnist"),
+            "{}",
+            r.note
+        );
+    }
+
+    #[test]
+    fn data_changed_in_place_behind_the_memo_is_identified_anew_on_the_next_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let mnist = dir.path().join("mnist");
+        crate::testdata::write_other_mnist(&mnist, 20, 0);
+        let cache = dir.path().join("cache");
+        let first = MnistProvider
+            .resolve(
+                &DataContext::new(dir.path().into(), cache.clone()),
+                &serde_json::json!({}),
+            )
+            .unwrap();
+        assert!((first.loader)().is_ok());
+        // Other pixels, the same sizes and modification times: the memo cannot tell.
+        let files: Vec<_> = std::fs::read_dir(&mnist)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        let times: Vec<_> = files
+            .iter()
+            .map(|f| std::fs::metadata(f).unwrap().modified().unwrap())
+            .collect();
+        crate::testdata::write_other_mnist(&mnist, 20, 7);
+        for (f, t) in files.iter().zip(times) {
+            std::fs::File::options()
+                .write(true)
+                .open(f)
+                .unwrap()
+                .set_modified(t)
+                .unwrap();
+        }
+        let stale = MnistProvider
+            .resolve(
+                &DataContext::new(dir.path().into(), cache.clone()),
+                &serde_json::json!({}),
+            )
+            .unwrap();
+        assert_eq!(stale.identity, first.identity, "the memo's record");
+        let e = (stale.loader)().expect_err("changed content").to_string();
+        assert!(
+            e.contains("changed since its identity was recorded")
+                && e.contains("the record is dropped: run again"),
+            "{e}"
+        );
+        // The next run identifies the data anew and loads it.
+        let again = MnistProvider
+            .resolve(
+                &DataContext::new(dir.path().into(), cache),
+                &serde_json::json!({}),
+            )
+            .unwrap();
+        assert_ne!(again.identity, first.identity);
+        assert!((again.loader)().is_ok());
+    }
+
+    #[test]
+    fn a_read_only_context_writes_no_memo() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::testdata::write_other_mnist(&dir.path().join("mnist"), 10, 0);
+        let cache = dir.path().join("cache");
+        let ctx = DataContext::new(dir.path().into(), cache.clone()).read_only();
+        MnistProvider.resolve(&ctx, &serde_json::json!({})).unwrap();
+        assert!(!ctx.memo_path().exists());
+        let ctx = DataContext::new(dir.path().into(), cache);
+        MnistProvider.resolve(&ctx, &serde_json::json!({})).unwrap();
+        assert!(ctx.memo_path().exists());
+    }
+
+    #[test]
     fn absent_mnist_is_the_marked_standin_and_partial_mnist_an_error() {
         let dir = tempfile::tempdir().unwrap();
         let ctx = DataContext::new(dir.path().to_path_buf(), dir.path().join("cache"));

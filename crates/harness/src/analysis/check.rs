@@ -53,18 +53,18 @@ pub fn check(res: &ExperimentResults<'_>) -> Vec<CheckLine> {
                 skipped: None,
                 defect: None,
             };
-            let synthetic = res
-                .plan
-                .datasets
-                .iter()
-                .find(|d| d.id == e.dataset)
-                .map(|d| d.resolved.synthetic);
+            let data = res.plan.datasets.iter().find(|d| d.id == e.dataset);
+            let synthetic = data.map(|d| d.resolved.synthetic);
+            let unpublished = data.is_some_and(|d| d.resolved.unpublished.is_some());
             let applies = match (e.data, synthetic) {
                 (DataKind::Real, Some(true)) => {
                     Some("band is for real data; SYNTHETIC stand-in in use")
                 }
                 (DataKind::Synthetic, Some(false)) => {
                     Some("band is for the synthetic stand-in; real data in use")
+                }
+                (_, Some(false)) if unpublished => {
+                    Some("band is calibrated on the published release; this data's content differs")
                 }
                 _ => None,
             };

@@ -7,6 +7,7 @@
 //!   t-tests);
 //! - [`claims`]: a verdict per claim of the paper (or of ours);
 //! - [`check`]: expectation bands and sanity checks for CI;
+//! - [`cost`]: where a profile's cell time goes, by paper, spec, solver and phase;
 //! - [`edges`]: where a solver hit an edge of its parameter grid;
 //! - [`names`]: the metrics a spec's plots, tables and claims name, against what its cells
 //!   record.
@@ -14,6 +15,7 @@
 pub mod check;
 pub mod claims;
 pub mod compare;
+pub mod cost;
 pub mod edges;
 pub mod names;
 pub mod results;

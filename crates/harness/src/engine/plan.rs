@@ -38,6 +38,20 @@ pub struct DatasetInstance {
     pub code: String,
 }
 
+impl DatasetInstance {
+    /// What follows the data set's id wherever a table row or heading names it: its kind
+    /// when it is not the published release (a stand-in, or real data of other content).
+    pub fn tag(&self) -> &'static str {
+        if self.resolved.synthetic {
+            " (SYNTHETIC)"
+        } else if self.resolved.unpublished.is_some() {
+            " (UNPUBLISHED CONTENT)"
+        } else {
+            ""
+        }
+    }
+}
+
 /// One solver configuration of a plan (a grid point).
 pub struct SolverInstance {
     pub name: &'static str,

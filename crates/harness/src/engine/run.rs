@@ -199,6 +199,8 @@ fn execute_filtered(
     let mut pending: Vec<(usize, usize)> = Vec::new();
     // Cells moved aside to be computed again.
     let mut again: Vec<(usize, usize)> = Vec::new();
+    // Cells to compute again: moved aside only once their data has loaded.
+    let mut wanted: Vec<((usize, usize), f64)> = Vec::new();
     let mut timings = Timings::default();
     for &(pi, ci) in seen.values() {
         let cell = &plans[pi].cells[ci];
@@ -223,21 +225,7 @@ fn execute_filtered(
         }
         match old {
             Some(old) if again_wanted(opts.recompute, &cell.code, &old.code) => {
-                match cache.supersede(&cell.key) {
-                    Ok(_) => {
-                        timings.own.insert((pi, ci), old.wall_seconds);
-                        again.push((pi, ci));
-                        pending.push((pi, ci));
-                    }
-                    Err(e) => {
-                        summary.cached += 1;
-                        summary.failed.push(Failure {
-                            experiment: plans[pi].spec.id.clone(),
-                            cell: describe(&plans[pi], ci),
-                            error: format!("moving the cached cell aside to recompute it: {e}"),
-                        });
-                    }
-                }
+                wanted.push(((pi, ci), old.wall_seconds));
             }
             Some(_) => {
                 summary.cached += 1;
@@ -260,6 +248,51 @@ fn execute_filtered(
             }
         }
     }
+    let data: HashMap<String, Loaded> = pending
+        .iter()
+        .chain(wanted.iter().map(|(c, _)| c))
+        .map(|&(pi, ci)| (data_key(&plans[pi], ci), OnceLock::new()))
+        .collect();
+    let loaded = AtomicUsize::new(0);
+    let load = |pi: usize, ci: usize| -> Result<Arc<Data>, String> {
+        let plan = &plans[pi];
+        data[&data_key(plan, ci)]
+            .get_or_init(|| {
+                loaded.fetch_add(1, Ordering::SeqCst);
+                let d = &plan.datasets[plan.cells[ci].dataset];
+                // Off the clock, with every thread: the cells that need it wait for it.
+                dyad_datasets::provider::outside_pools(|| (d.resolved.loader)())
+                    .map_err(|e| format!("loading `{}`: {e}", d.id))
+            })
+            .clone()
+    };
+    // A cell is moved aside to be computed again only once the data it needs has loaded: data
+    // that fails (changed in place, moved, damaged) leaves the cached cell where it was.
+    for ((pi, ci), wall) in wanted {
+        let key = &plans[pi].cells[ci].key;
+        let moved = load(pi, ci)
+            .map_err(|e| format!("{e}; the cached cell is kept"))
+            .and_then(|_| {
+                cache
+                    .supersede(key)
+                    .map_err(|e| format!("moving the cached cell aside to recompute it: {e}"))
+            });
+        match moved {
+            Ok(_) => {
+                timings.own.insert((pi, ci), wall);
+                again.push((pi, ci));
+                pending.push((pi, ci));
+            }
+            Err(error) => {
+                summary.cached += 1;
+                summary.failed.push(Failure {
+                    experiment: plans[pi].spec.id.clone(),
+                    cell: describe(&plans[pi], ci),
+                    error,
+                });
+            }
+        }
+    }
     let compare = |again: Vec<(usize, usize)>| -> Vec<Recomputed> {
         again
             .into_iter()
@@ -268,14 +301,11 @@ fn execute_filtered(
     };
     if pending.is_empty() {
         summary.recomputed = compare(again);
+        summary.datasets_loaded = loaded.into_inner();
         return summary;
     }
     timings.longest_first(&mut pending, |c| group(plans, c));
 
-    let data: HashMap<String, Loaded> = pending
-        .iter()
-        .map(|&(pi, ci)| (data_key(&plans[pi], ci), OnceLock::new()))
-        .collect();
     let threads = opts
         .threads
         .unwrap_or_else(rayon::current_num_threads)
@@ -297,7 +327,6 @@ fn execute_filtered(
     let computed = Arc::new(AtomicUsize::new(0));
     let by_others = AtomicUsize::new(0);
     let skipped = AtomicUsize::new(0);
-    let loaded = AtomicUsize::new(0);
     let failures = Mutex::new(Vec::new());
     let claims = Claims::default();
     let stop = Arc::new(AtomicBool::new(false));
@@ -348,15 +377,7 @@ fn execute_filtered(
             }
         };
         let start = Instant::now();
-        let result = data[&data_key(plan, ci)]
-            .get_or_init(|| {
-                loaded.fetch_add(1, Ordering::SeqCst);
-                let d = &plan.datasets[plan.cells[ci].dataset];
-                // Off the clock, with every thread: the cells that need it wait for it.
-                dyad_datasets::provider::outside_pools(|| (d.resolved.loader)())
-                    .map_err(|e| format!("loading `{}`: {e}", d.id))
-            })
-            .clone()
+        let result = load(pi, ci)
             .and_then(|set| run_cell(plan, ci, &set, start))
             .and_then(|r| {
                 cache

@@ -109,6 +109,8 @@ fn dataset_drawn(plot: &PlotSpec, d: &crate::engine::plan::DatasetInstance) -> b
 fn panel_caption(d: &crate::engine::plan::DatasetInstance) -> String {
     let tag = if d.resolved.synthetic {
         " [SYNTHETIC stand-in]"
+    } else if d.resolved.unpublished.is_some() {
+        " [UNPUBLISHED content]"
     } else {
         ""
     };

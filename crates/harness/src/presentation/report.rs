@@ -87,11 +87,7 @@ pub fn artifacts<'r>(res: &'r ExperimentResults<'_>) -> Vec<CellArtifact<'r>> {
                 context: format!(
                     "{}{} · {} · repeat {}",
                     d.id,
-                    if d.resolved.synthetic {
-                        " (SYNTHETIC)"
-                    } else {
-                        ""
-                    },
+                    d.tag(),
                     sv.label,
                     cell.repeat
                 ),
@@ -320,8 +316,18 @@ pub fn document(sections: &[Section<'_>], profile: Profile, previous: &Previous)
              claims' words, taken from the current specs."
         )
     };
+    let cost = {
+        let computed: Vec<&ExperimentResults<'_>> = sections
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| kept[*i].is_none())
+            .map(|(_, s)| &s.results)
+            .collect();
+        crate::analysis::cost::summary_line(&crate::analysis::cost::of_results(&computed).total)
+    };
     doc.push(Block::Para(format!(
-        "{GENERATED} {DYAD_VERSION} at commit {} from cached cells. {} experiments.\
+        "{GENERATED} {DYAD_VERSION} at commit {} from cached cells. {} experiments; {cost} \
+         (`dyad plan --cost` says where it goes).\
          {kept_note} Claims of the papers judged on real data: {}. Shape checks of the \
          papers' claims on SYNTHETIC stand-ins or simulated data ({} claims; they check that \
          the pipeline behaves, never confirm the paper): {}. Our own diagnostics, not claims \
@@ -520,16 +526,13 @@ pub fn document(sections: &[Section<'_>], profile: Profile, previous: &Previous)
                         .and_then(|v| Stat::of(&v))
                         .map(|st| fmt_stat(&plan.metric(&r.metric), &st))
                         .unwrap_or_else(|| "—".into());
-                    let synthetic = plan
+                    let tag = plan
                         .datasets
                         .iter()
-                        .any(|d| d.id == r.dataset && d.resolved.synthetic);
+                        .find(|d| d.id == r.dataset)
+                        .map_or("", |d| d.tag());
                     vec![
-                        format!(
-                            "{}{}",
-                            r.dataset,
-                            if synthetic { " (SYNTHETIC)" } else { "" }
-                        ),
+                        format!("{}{tag}", r.dataset),
                         r.solver.clone(),
                         format!("{} ({})", plan.metric_label(&r.metric, r.k), r.set),
                         ours,
@@ -852,15 +855,7 @@ fn pivot_tables(res: &ExperimentResults<'_>, t: &crate::spec::TableSpec) -> Vec<
         .iter()
         .filter(|d| t.datasets.is_empty() || t.datasets.contains(&d.id))
         .map(|d| {
-            let mut head = vec![format!(
-                "{}{}",
-                d.id,
-                if d.resolved.synthetic {
-                    " (SYNTHETIC)"
-                } else {
-                    ""
-                }
-            )];
+            let mut head = vec![format!("{}{}", d.id, d.tag())];
             head.extend(columns.iter().map(|&c| plan.solvers[c].label.clone()));
             let rows = t
                 .rows
@@ -954,11 +949,7 @@ fn correlation_tables(
             let mut head = vec![format!(
                 "{}{}: r of {}",
                 d.id,
-                if d.resolved.synthetic {
-                    " (SYNTHETIC)"
-                } else {
-                    ""
-                },
+                d.tag(),
                 plan.metric_label(&row.metric, row.k)
             )];
             head.extend(columns.iter().map(|&c| plan.solvers[c].label.clone()));
@@ -1051,18 +1042,7 @@ fn summary_table(res: &ExperimentResults<'_>, show: &dyn Fn(usize) -> bool) -> B
                 })
                 .map(|s| s as f64)
                 .collect();
-            let mut row = vec![
-                format!(
-                    "{}{}",
-                    d.id,
-                    if d.resolved.synthetic {
-                        " (SYNTHETIC)"
-                    } else {
-                        ""
-                    }
-                ),
-                sv.label.clone(),
-            ];
+            let mut row = vec![format!("{}{}", d.id, d.tag()), sv.label.clone()];
             row.extend(columns.iter().map(|&(m, k)| get(m, k)));
             row.push(Stat::of(&steps).map_or("—".into(), |s| format!("{:.0}", s.mean)));
             row.push(secs.map_or("—".into(), |s| format!("{:.3}", s.mean)));

@@ -322,7 +322,29 @@ pub fn judge(res: &ExperimentResults<'_>, claim: &Claim) -> Outcome {
                 synthetic.join(", "),
             ),
         ),
-        Ok((v, detail)) => outcome(v, detail),
+        Ok((v, detail)) => {
+            let unpublished: Vec<&str> = read_datasets(res, claim)
+                .into_iter()
+                .filter(|id| {
+                    res.plan
+                        .datasets
+                        .iter()
+                        .any(|d| d.id == *id && d.resolved.unpublished.is_some())
+                })
+                .collect();
+            if unpublished.is_empty() {
+                outcome(v, detail)
+            } else {
+                outcome(
+                    v,
+                    format!(
+                        "{detail}; on UNPUBLISHED CONTENT ({}): real data, but not the \
+                         published release the paper used",
+                        unpublished.join(", ")
+                    ),
+                )
+            }
+        }
     }
 }
 

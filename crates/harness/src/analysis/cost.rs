@@ -1,0 +1,221 @@
+//! Where the time of a profile goes, from the cells it recorded: cell time by paper, spec and
+//! solver, split by phase — training (the solver's clock on its final run), model selection
+//! (early stopping and tuning runs), evaluation (off the solver's clock) and the rest of the
+//! cell's wall time (loading or generating its data, building splits, storing). A cell shared
+//! by several specs is counted once, under the first spec that names it.
+
+use crate::analysis::results::ExperimentResults;
+use crate::engine::cache::{Cache, CellResult};
+use crate::engine::plan::Plan;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Seconds of cell time by phase.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Phases {
+    pub train: f64,
+    pub selection: f64,
+    pub eval: f64,
+    /// Wall time outside the three: data, splits, storing.
+    pub other: f64,
+}
+
+impl Phases {
+    /// The phases of one recorded cell.
+    pub fn of(c: &CellResult) -> Phases {
+        let timed = c.train_seconds + c.selection_seconds + c.eval_seconds;
+        Phases {
+            train: c.train_seconds,
+            selection: c.selection_seconds,
+            eval: c.eval_seconds,
+            other: (c.wall_seconds - timed).max(0.0),
+        }
+    }
+
+    pub fn total(&self) -> f64 {
+        self.train + self.selection + self.eval + self.other
+    }
+
+    fn add(&mut self, o: &Phases) {
+        self.train += o.train;
+        self.selection += o.selection;
+        self.eval += o.eval;
+        self.other += o.other;
+    }
+}
+
+/// One line of a cost table.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CostRow {
+    /// `paper`, `paper/spec` or `paper solver`.
+    pub name: String,
+    /// Distinct cells of the profile it covers.
+    pub cells: usize,
+    /// Of those, the cells recorded (cached).
+    pub recorded: usize,
+    pub phases: Phases,
+}
+
+impl CostRow {
+    fn add(&mut self, recorded: Option<&Phases>) {
+        self.cells += 1;
+        if let Some(p) = recorded {
+            self.recorded += 1;
+            self.phases.add(p);
+        }
+    }
+}
+
+/// The recorded cost of a profile: totals, by paper, by spec and by (paper, solver), each
+/// sorted by recorded time, largest first.
+#[derive(Debug, Clone, Default)]
+pub struct Cost {
+    pub total: CostRow,
+    pub papers: Vec<CostRow>,
+    pub specs: Vec<CostRow>,
+    pub solvers: Vec<CostRow>,
+}
+
+/// The cost the cells of `plans` recorded in `store`.
+pub fn recorded(plans: &[Plan], store: &Cache) -> Cost {
+    aggregate(plans.iter().flat_map(|p| {
+        p.cells
+            .iter()
+            .enumerate()
+            .map(move |(ci, c)| (p, ci, store.get(&c.key).map(|r| Phases::of(&r))))
+    }))
+}
+
+/// The cost the loaded cells of some experiments recorded (the report's header).
+pub fn of_results(results: &[&ExperimentResults<'_>]) -> Cost {
+    aggregate(results.iter().flat_map(|r| {
+        r.cells
+            .iter()
+            .enumerate()
+            .map(move |(ci, c)| (r.plan, ci, c.as_ref().map(Phases::of)))
+    }))
+}
+
+/// Sum `(plan, cell index, recorded phases)` by paper, spec and solver, each distinct cell
+/// once.
+fn aggregate<'p>(cells: impl Iterator<Item = (&'p Plan, usize, Option<Phases>)>) -> Cost {
+    let mut seen = BTreeSet::new();
+    let mut total = CostRow {
+        name: "total".into(),
+        ..Default::default()
+    };
+    let (mut papers, mut specs, mut solvers) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
+    for (p, ci, phases) in cells {
+        let c = &p.cells[ci];
+        if !seen.insert(c.key.as_str()) {
+            continue;
+        }
+        let paper = p.spec.id.split('/').next().unwrap_or_default().to_string();
+        let solver = format!("{paper} {}", p.solvers[c.solver].name);
+        for (map, name) in [
+            (&mut papers, paper),
+            (&mut specs, p.spec.id.clone()),
+            (&mut solvers, solver),
+        ] {
+            map.entry(name.clone())
+                .or_insert_with(|| CostRow {
+                    name,
+                    ..Default::default()
+                })
+                .add(phases.as_ref());
+        }
+        total.add(phases.as_ref());
+    }
+    let sorted = |m: BTreeMap<String, CostRow>| {
+        let mut v: Vec<CostRow> = m.into_values().collect();
+        v.sort_by(|a, b| b.phases.total().total_cmp(&a.phases.total()));
+        v
+    };
+    Cost {
+        total,
+        papers: sorted(papers),
+        specs: sorted(specs),
+        solvers: sorted(solvers),
+    }
+}
+
+/// Seconds as hours with one decimal (`3.2 h`), minutes below an hour, seconds below a minute.
+pub fn hours(s: f64) -> String {
+    if s >= 3600.0 {
+        format!("{:.1} h", s / 3600.0)
+    } else if s >= 60.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{s:.0} s")
+    }
+}
+
+/// One line: the total and its phases (the report's header, `dyad plan --cost`).
+pub fn summary_line(total: &CostRow) -> String {
+    let p = &total.phases;
+    format!(
+        "{} of cell time recorded for {} of {} cells (training {}, model selection {}, \
+         evaluation {}, data and the rest {})",
+        hours(p.total()),
+        total.recorded,
+        total.cells,
+        hours(p.train),
+        hours(p.selection),
+        hours(p.eval),
+        hours(p.other)
+    )
+}
+
+/// A cost table (at most `limit` rows) as aligned text.
+pub fn table(title: &str, rows: &[CostRow], limit: usize) -> Vec<String> {
+    let mut out = vec![format!(
+        "{title:<40} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "cells", "recorded", "total", "training", "selection", "eval", "other"
+    )];
+    for r in rows.iter().take(limit) {
+        let p = &r.phases;
+        out.push(format!(
+            "{:<40} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            r.name,
+            r.cells,
+            r.recorded,
+            hours(p.total()),
+            hours(p.train),
+            hours(p.selection),
+            hours(p.eval),
+            hours(p.other)
+        ));
+    }
+    if rows.len() > limit {
+        out.push(format!("... and {} more", rows.len() - limit));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phases_split_the_wall_time_and_never_go_negative() {
+        let mut c: CellResult = serde_json::from_value(serde_json::json!({
+            "format": 1, "key": "k", "canonical": null, "dataset": "d",
+            "dataset_identity": "i", "synthetic": true, "solver": "s", "params": null,
+            "repeat": 0, "seed": 0, "train_seconds": 2.0, "selection_seconds": 1.0,
+            "eval_seconds": 3.0, "wall_seconds": 10.0, "selected_step": null,
+            "git_commit": "", "dyad_version": "", "code": {}, "records": []
+        }))
+        .unwrap();
+        let p = Phases::of(&c);
+        assert_eq!(
+            (p.train, p.selection, p.eval, p.other),
+            (2.0, 1.0, 3.0, 4.0)
+        );
+        assert_eq!(p.total(), 10.0);
+        // Clocks that overlap the wall time (a parallel evaluation) leave no negative rest.
+        c.wall_seconds = 5.0;
+        assert_eq!(Phases::of(&c).other, 0.0);
+        assert_eq!(hours(7200.0), "2.0 h");
+        assert_eq!(hours(90.0), "2 min");
+        assert_eq!(hours(12.0), "12 s");
+    }
+}
