@@ -254,6 +254,21 @@ fn the_official_split_falls_back_to_a_draw_on_a_standin_and_bad_protocols_are_re
     assert!(plan_error(&f.ws).contains("no hold-out"));
     let f = fixture(&SPEC.replace("caps = [0.05, 0.5, 1.0]", "caps = [0.0]"));
     assert!(plan_error(&f.ws).contains("caps are densities"));
+    // More components than the data has rows or columns: refused at the parameter's line,
+    // before any data is read.
+    let huge = SPEC.replace(
+        "params = { components = 3, rho = 0.2, mode = \"block\" }",
+        "params = { components = 100000, rho = 0.2, mode = \"block\" }",
+    );
+    let line = huge.lines().position(|l| l.contains("100000")).unwrap() + 1;
+    let e = plan_error(&fixture(&huge).ws);
+    assert!(
+        e.contains(&format!("fig.toml:{line}:"))
+            && e.contains(
+                "`GPower block` asks for 100000 components, but `brain` has 200 rows x 300 columns"
+            ),
+        "{e}"
+    );
     // A ranker is not a sparse-PCA learner.
     let f = fixture(
         &SPEC

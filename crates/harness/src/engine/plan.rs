@@ -453,6 +453,48 @@ fn param_error(spec: &LoadedSpec, si: usize, param: &str, message: String) -> Sp
     spec.error_at_key(&["solvers", &i, "name"], message)
 }
 
+/// A solver's `components` (the components of a sparse PCA, a mixture, a decomposition)
+/// against the data's known shape: more than both its rows and its columns no solver can
+/// fit, whatever it is (each checks its own, tighter bound when it runs). Refused at the
+/// parameter's line before any data is read.
+fn check_components(
+    spec: &LoadedSpec,
+    datasets: &[DatasetInstance],
+    solvers: &[SolverInstance],
+    entry_of: &[usize],
+) -> Result<(), SpecError> {
+    for (sv, &si) in solvers.iter().zip(entry_of) {
+        let Some(m) = sv
+            .params
+            .get("components")
+            .and_then(toml::Value::as_integer)
+        else {
+            continue;
+        };
+        let on = datasets
+            .iter()
+            .filter(|d| sv.datasets.is_empty() || sv.datasets.contains(&d.id));
+        for d in on {
+            let Some(shape) = &d.resolved.shape else {
+                continue;
+            };
+            if m > shape.rows.max(shape.dim) as i64 {
+                return Err(param_error(
+                    spec,
+                    si,
+                    "components",
+                    format!(
+                        "key `solvers.params.components`: solver `{}` asks for {m} components, \
+                         but `{}` has {} rows x {} columns",
+                        sv.label, d.id, shape.rows, shape.dim
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Expand `spec` for `profile`. Resolving data sets reads no data when their content
 /// identity is already known.
 pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Plan, SpecError> {
@@ -685,6 +727,7 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
             "{n_cells} cells exceed the limit of {MAX_CELLS} for one spec (repeats x data sets x solver grid points)"
         )));
     }
+    check_components(spec, &datasets, &solvers, &entry_of)?;
     check_names(spec, profile, &datasets, &solvers)?;
 
     let task_fp = fingerprint(task.sources());

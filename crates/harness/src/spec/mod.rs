@@ -787,6 +787,16 @@ impl LoadedSpec {
                         Some(at),
                     ));
                 };
+                // A file stem: no directory part, so that a spec reads only its own paper's.
+                if name.is_empty() || name.contains(['/', '\\']) || name == "." || name == ".." {
+                    return Err(whole(
+                        format!(
+                            "key `extends`: \"{name}\" is not a file stem; name a spec of the \
+                             same paper by its stem (\"fig4\" for fig4.toml beside this one)"
+                        ),
+                        Some(at),
+                    ));
+                }
                 let file = path.with_file_name(format!("{name}.toml"));
                 if file == path {
                     return Err(whole(
@@ -1618,6 +1628,20 @@ name = "oasis"
         assert!(e.to_string().contains("inherits"), "{e}");
         std::fs::write(d.join("t.toml"), child.replace("base", "nothing")).unwrap();
         assert!(LoadedSpec::load(&d.join("t.toml")).is_err());
+        // Only a file stem of the same paper: no path out of its directory.
+        let other = dir.path().join("other");
+        std::fs::create_dir_all(&other).unwrap();
+        std::fs::write(other.join("base.toml"), MINIMAL).unwrap();
+        for stem in ["../other/base", "..", "sub/base", ""] {
+            std::fs::write(
+                d.join("t.toml"),
+                child.replace("\"base\"", &format!("\"{stem}\"")),
+            )
+            .unwrap();
+            let e = LoadedSpec::load(&d.join("t.toml")).unwrap_err();
+            assert_eq!(e.line, Some(4), "{stem}: {e}");
+            assert!(e.to_string().contains("is not a file stem"), "{stem}: {e}");
+        }
     }
 
     #[test]
