@@ -490,6 +490,75 @@ fn sigint_and_sigterm_release_the_claims_and_say_what_finished() {
     }
 }
 
+/// A tmpfs of `kb` KiB mounted on a fresh directory, unmounted when dropped; `None` where
+/// this process may not mount (not root, or a container without the capability).
+struct TinyDisk(tempfile::TempDir);
+
+impl TinyDisk {
+    fn mount(kb: u32) -> Option<TinyDisk> {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={kb}k"), "tmpfs"])
+            .arg(dir.path())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then_some(TinyDisk(dir))
+    }
+}
+
+impl Drop for TinyDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.0.path()).status();
+    }
+}
+
+/// A cache on a disk that fills up: the cell that cannot be stored fails with the system's
+/// reason and the path, the run stops (exit 2), the cells stored before are whole, and no
+/// claim or temporary file is left behind.
+#[test]
+fn a_full_disk_fails_the_cell_it_cannot_store_and_leaves_nothing_behind() {
+    let Some(disk) = TinyDisk::mount(20) else {
+        eprintln!("SKIPPED: cannot mount a tmpfs here (needs root and CAP_SYS_ADMIN)");
+        return;
+    };
+    let ws = Ws::new(&spec(4, 2000));
+    let results = disk.0.path().join("results");
+    let o = ws.run(&[
+        "run",
+        "demo",
+        "--profile",
+        "quick",
+        "--threads",
+        "1",
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("No space left on device") && e.contains("storing in") && e.contains("failed"),
+        "{e}"
+    );
+    let cells = cell_files(&results.join("cache"));
+    assert!(!cells.is_empty() && cells.len() < 8, "{}", cells.len());
+    for (p, bytes) in &cells {
+        assert!(
+            serde_json::from_slice::<serde_json::Value>(bytes).is_ok(),
+            "{} is torn",
+            p.display()
+        );
+    }
+    let stray: Vec<_> = std::fs::read_dir(results.join("cache/cells"))
+        .unwrap()
+        .flatten()
+        .flat_map(|s| std::fs::read_dir(s.path()).unwrap().flatten())
+        .filter(|f| f.path().extension().is_none_or(|x| x != "json"))
+        .map(|f| f.path())
+        .collect();
+    assert!(stray.is_empty(), "{stray:?}");
+}
+
 /// kill -9 at several moments (between cells and inside one), then a run to the end: every
 /// value equals an uninterrupted run's (`dyad compare`, timings aside), nothing is left over.
 #[test]
