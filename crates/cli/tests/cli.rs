@@ -476,8 +476,14 @@ fn sigint_and_sigterm_release_the_claims_and_say_what_finished() {
                 && e.contains("Run the same command again"),
             "{e}"
         );
-        // The cell in progress was abandoned, its claim released: nothing waits on it.
-        assert!(leftovers(&ws).is_empty(), "{:?}", leftovers(&ws));
+        // The cell in progress was abandoned, its claim released: nothing waits on it. (A
+        // cell being written at that moment may leave its temporary file, which the next run
+        // removes: its writer is gone.)
+        let claims: Vec<_> = leftovers(&ws)
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|x| x == "lock"))
+            .collect();
+        assert!(claims.is_empty(), "{claims:?}");
         let kept = ws.cached_cells().len();
         let o = ws.run(&["run", "demo", "--profile", "quick"]);
         assert!(o.status.success(), "{}", stderr(&o));
@@ -487,6 +493,7 @@ fn sigint_and_sigterm_release_the_claims_and_say_what_finished() {
             "{}",
             stderr(&o)
         );
+        assert!(leftovers(&ws).is_empty(), "{:?}", leftovers(&ws));
     }
 }
 

@@ -379,6 +379,9 @@ impl Drop for ClaimGuard {
 #[derive(Debug, Clone, Default)]
 pub struct Claims {
     held: std::sync::Arc<std::sync::Mutex<std::collections::BTreeSet<PathBuf>>>,
+    /// Set by [`Claims::release_all`]: no claim is made after it (under `held`'s lock, so
+    /// none slips in between the release and the process's exit).
+    released: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Claims {
@@ -389,6 +392,8 @@ impl Claims {
             .held
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        self.released
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         for p in held.iter() {
             let _ = std::fs::remove_file(p);
         }
@@ -530,6 +535,17 @@ impl Cache {
             if self.contains(key) {
                 return Ok(Claim::Cached);
             }
+            // The lock file is created and recorded under `held`'s lock, never after the run's
+            // claims were released (an interrupt).
+            let mut held = claims
+                .held
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if claims.released.load(std::sync::atomic::Ordering::SeqCst) {
+                return Err(std::io::Error::other(
+                    "the run was interrupted: no new cell is claimed",
+                ));
+            }
             match std::fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)
@@ -537,11 +553,17 @@ impl Cache {
             {
                 Ok(mut f) => {
                     use std::io::Write as _;
-                    f.write_all(
-                        &serde_json::to_vec(&Holder::me()).map_err(std::io::Error::other)?,
-                    )?;
-                    f.sync_all()?;
-                    claims.held.lock().unwrap().insert(path.clone());
+                    let written = f
+                        .write_all(
+                            &serde_json::to_vec(&Holder::me()).map_err(std::io::Error::other)?,
+                        )
+                        .and_then(|()| f.sync_all());
+                    if let Err(e) = written {
+                        let _ = std::fs::remove_file(&path);
+                        return Err(e);
+                    }
+                    held.insert(path.clone());
+                    drop(held);
                     let guard = ClaimGuard {
                         path,
                         held: claims.held.clone(),
@@ -553,6 +575,7 @@ impl Cache {
                     return Ok(Claim::Mine(guard));
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    drop(held);
                     match self.holder(key) {
                         Some(h) => return Ok(Claim::Busy(h)),
                         // Stale: take it over (a race with another taker is settled by
