@@ -678,20 +678,7 @@ data = "real"
 
     // Other pixels, the same sizes and modification times.
     let mnist = data.join("mnist");
-    let files: Vec<_> = std::fs::read_dir(&mnist)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    let times: Vec<_> = files
-        .iter()
-        .map(|f| std::fs::metadata(f).unwrap().modified().unwrap())
-        .collect();
-    dyad_datasets::testdata::write_other_mnist(&mnist, 20, 9);
-    for (f, t) in files.iter().zip(times) {
-        let f = std::fs::File::options().write(true).open(f).unwrap();
-        f.set_modified(t).unwrap();
-    }
+    dyad_datasets::testdata::rewrite_other_mnist_in_place(&mnist, 20, 9);
     let before = ws.cached_cells();
     let o = ws.run(&["run", "demo", "--profile", "quick", "--recompute", "all"]);
     let e = stderr(&o);

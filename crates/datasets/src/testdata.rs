@@ -64,3 +64,29 @@ pub fn write_other_mnist(dir: &std::path::Path, n: u32, seed: u8) {
         std::fs::write(dir.join(format!("{stem}-{kind}-ubyte")), b).expect("writing IDX");
     }
 }
+
+/// Rewrite the files of [`write_other_mnist`] in `dir` with pixels from `seed`, keeping every
+/// file's size and modification time: data changed in place behind a record of its stamps.
+pub fn rewrite_other_mnist_in_place(dir: &std::path::Path, n: u32, seed: u8) {
+    let files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("reading the directory")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    let times: Vec<_> = files
+        .iter()
+        .map(|f| {
+            std::fs::metadata(f)
+                .and_then(|m| m.modified())
+                .expect("a time")
+        })
+        .collect();
+    write_other_mnist(dir, n, seed);
+    for (f, t) in files.iter().zip(times) {
+        std::fs::File::options()
+            .write(true)
+            .open(f)
+            .and_then(|f| f.set_modified(t))
+            .expect("restoring the modification time");
+    }
+}

@@ -262,24 +262,7 @@ mod tests {
             .unwrap();
         assert!((first.loader)().is_ok());
         // Other pixels, the same sizes and modification times: the memo cannot tell.
-        let files: Vec<_> = std::fs::read_dir(&mnist)
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .collect();
-        let times: Vec<_> = files
-            .iter()
-            .map(|f| std::fs::metadata(f).unwrap().modified().unwrap())
-            .collect();
-        crate::testdata::write_other_mnist(&mnist, 20, 7);
-        for (f, t) in files.iter().zip(times) {
-            std::fs::File::options()
-                .write(true)
-                .open(f)
-                .unwrap()
-                .set_modified(t)
-                .unwrap();
-        }
+        crate::testdata::rewrite_other_mnist_in_place(&mnist, 20, 7);
         let stale = MnistProvider
             .resolve(
                 &DataContext::new(dir.path().into(), cache.clone()),

@@ -609,12 +609,7 @@ impl Cache {
             for f in files.flatten() {
                 let name = f.file_name().to_string_lossy().into_owned();
                 let path = f.path();
-                let old = f
-                    .metadata()
-                    .and_then(|m| m.modified())
-                    .ok()
-                    .and_then(|t| t.elapsed().ok())
-                    .is_some_and(|a| a > std::time::Duration::from_secs(86_400));
+                let old = day_old(&f);
                 let gone = if name.ends_with(dyad_datasets::fsutil::TMP_SUFFIX) {
                     dead_temp(&name, old)
                 } else if let Some(key) = name.strip_suffix(".lock") {
@@ -796,6 +791,15 @@ fn dead_temp(name: &str, old: bool) -> bool {
     name.starts_with('.') && (old || pid.is_some_and(|p| !alive(p)))
 }
 
+/// Whether a directory entry was last modified more than a day ago.
+fn day_old(f: &std::fs::DirEntry) -> bool {
+    f.metadata()
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|a| a > std::time::Duration::from_secs(86_400))
+}
+
 /// Remove the temporary files crashed writers left in `dir` (a table or figure directory:
 /// a run killed while writing a table leaves `.<table>.parquet.<pid>.<n>.tmp`). Returns how
 /// many were removed.
@@ -806,12 +810,7 @@ pub fn remove_dead_temps(dir: &Path) -> usize {
     let mut removed = 0;
     for f in files.flatten() {
         let name = f.file_name().to_string_lossy().into_owned();
-        let old = f
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|a| a > std::time::Duration::from_secs(86_400));
+        let old = day_old(&f);
         if dead_temp(&name, old) && std::fs::remove_file(f.path()).is_ok() {
             removed += 1;
         }
