@@ -18,7 +18,8 @@
 
 use ndarray::{Array2, ArrayView2};
 
-/// `Y = AᵀZ` (`n × m`) from the non-zeros of `Z`.
+/// `Y = AᵀZ` (`n × m`) from the non-zeros of `Z`, each row of `A` read once for every
+/// component that loads on it. Each entry of `Y` sums its terms in ascending row order.
 fn project(a: ArrayView2<'_, f64>, z: ArrayView2<'_, f64>) -> Array2<f64> {
     assert_eq!(
         a.nrows(),
@@ -29,63 +30,83 @@ fn project(a: ArrayView2<'_, f64>, z: ArrayView2<'_, f64>) -> Array2<f64> {
     );
     let (n, m) = (a.ncols(), z.ncols());
     let mut y = Array2::<f64>::zeros((m, n)); // transposed: column j of Y as row j
-    for j in 0..m {
-        let mut yj = y.row_mut(j);
-        for (k, &w) in z.column(j).iter().enumerate() {
+    for (row, loads) in a.rows().into_iter().zip(z.rows()) {
+        for (j, &w) in loads.iter().enumerate() {
             if w != 0.0 {
-                yj.scaled_add(w, &a.row(k));
+                y.row_mut(j).scaled_add(w, &row);
             }
         }
     }
     y.reversed_axes()
 }
 
-fn total(a: ArrayView2<'_, f64>) -> f64 {
-    a.iter().map(|v| v * v).sum()
+/// Data `A` (`d × n`, centred by the caller) with its total variance `‖A‖_F²` computed once,
+/// for scoring many loadings against it (each checkpoint of a sparse-PCA run).
+#[derive(Debug, Clone, Copy)]
+pub struct Variance<'a> {
+    a: ArrayView2<'a, f64>,
+    total: f64,
+}
+
+impl<'a> Variance<'a> {
+    pub fn new(a: ArrayView2<'a, f64>) -> Self {
+        Self {
+            a,
+            total: a.iter().map(|v| v * v).sum(),
+        }
+    }
+
+    /// Plain explained variance `Σ_j ‖Aᵀz_j‖² / ‖A‖_F²`.
+    pub fn plain(&self, z: ArrayView2<'_, f64>) -> f64 {
+        if self.total == 0.0 {
+            return 0.0;
+        }
+        let y = project(self.a, z);
+        y.iter().map(|v| v * v).sum::<f64>() / self.total
+    }
+
+    /// Adjusted explained variance `Σ_j R_jj² / ‖A‖_F²` (module docs).
+    pub fn adjusted(&self, z: ArrayView2<'_, f64>) -> f64 {
+        if self.total == 0.0 {
+            return 0.0;
+        }
+        let y = project(self.a, z);
+        let m = y.ncols();
+        let mut cols: Vec<Vec<f64>> = (0..m).map(|j| y.column(j).to_vec()).collect();
+        let norm2 = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>();
+        let mut order: Vec<usize> = (0..m).collect();
+        order.sort_by(|&p, &q| norm2(&cols[q]).total_cmp(&norm2(&cols[p])));
+        let dot = |u: &[f64], v: &[f64]| u.iter().zip(v).map(|(x, y)| x * y).sum::<f64>();
+        let mut basis: Vec<Vec<f64>> = Vec::with_capacity(m);
+        let mut adjusted = 0.0;
+        for &j in &order {
+            let mut v = std::mem::take(&mut cols[j]);
+            for _ in 0..2 {
+                for q in &basis {
+                    let p = dot(q, &v);
+                    v.iter_mut().zip(q).for_each(|(x, &b)| *x -= p * b);
+                }
+            }
+            let r2 = norm2(&v);
+            adjusted += r2;
+            let r = r2.sqrt();
+            // A column in the span of the previous ones adds nothing and no direction.
+            if r > 1e-12 * (1.0 + adjusted.sqrt()) {
+                basis.push(v.into_iter().map(|x| x / r).collect());
+            }
+        }
+        adjusted / self.total
+    }
 }
 
 /// Plain explained variance `Σ_j ‖Aᵀz_j‖² / ‖A‖_F²`.
 pub fn explained_variance(a: ArrayView2<'_, f64>, z: ArrayView2<'_, f64>) -> f64 {
-    let t = total(a);
-    if t == 0.0 {
-        return 0.0;
-    }
-    let y = project(a, z);
-    y.iter().map(|v| v * v).sum::<f64>() / t
+    Variance::new(a).plain(z)
 }
 
 /// Adjusted explained variance `Σ_j R_jj² / ‖A‖_F²` (module docs).
 pub fn adjusted_explained_variance(a: ArrayView2<'_, f64>, z: ArrayView2<'_, f64>) -> f64 {
-    let t = total(a);
-    if t == 0.0 {
-        return 0.0;
-    }
-    let y = project(a, z);
-    let m = y.ncols();
-    let mut cols: Vec<Vec<f64>> = (0..m).map(|j| y.column(j).to_vec()).collect();
-    let norm2 = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>();
-    let mut order: Vec<usize> = (0..m).collect();
-    order.sort_by(|&p, &q| norm2(&cols[q]).total_cmp(&norm2(&cols[p])));
-    let dot = |u: &[f64], v: &[f64]| u.iter().zip(v).map(|(x, y)| x * y).sum::<f64>();
-    let mut basis: Vec<Vec<f64>> = Vec::with_capacity(m);
-    let mut adjusted = 0.0;
-    for &j in &order {
-        let mut v = std::mem::take(&mut cols[j]);
-        for _ in 0..2 {
-            for q in &basis {
-                let p = dot(q, &v);
-                v.iter_mut().zip(q).for_each(|(x, &b)| *x -= p * b);
-            }
-        }
-        let r2 = norm2(&v);
-        adjusted += r2;
-        let r = r2.sqrt();
-        // A column in the span of the previous ones adds nothing and no direction.
-        if r > 1e-12 * (1.0 + adjusted.sqrt()) {
-            basis.push(v.into_iter().map(|x| x / r).collect());
-        }
-    }
-    adjusted / t
+    Variance::new(a).adjusted(z)
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@ pub mod sampling;
 pub mod sparse;
 
 pub use data::{LabeledSet, Partition};
-pub use model::{LabelScorer, Scorer};
+pub use model::{Candidates, LabelScorer, Scorer};
 pub use observe::{
     Checkpoint, Control, Driven, Flow, Observer, Schedule, SolverClock, Stepper, drive, steps,
 };

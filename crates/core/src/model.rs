@@ -1,6 +1,7 @@
 //! The interface between learned models and evaluation.
 
 use sprs::{CsMat, CsVecView};
+use std::sync::OnceLock;
 
 /// A similarity function over sparse feature vectors: higher scores mean "more similar".
 /// The query is always on the left, `S(query, candidate)`, matching the bilinear convention
@@ -30,6 +31,60 @@ pub trait Scorer: Sync {
         out: &mut [f64],
     ) {
         self.score(query, candidates, out)
+    }
+
+    /// Scores of a block of queries against every candidate: `out` holds one row of
+    /// `candidates.x.rows()` scores per query, in order. By default each query on its own
+    /// ([`Scorer::score_with_terms`]); a model overrides it where a block shares work (each
+    /// candidate's terms read once for the whole block), with the same arithmetic per pair.
+    fn score_block(
+        &self,
+        queries: &[CsVecView<'_, f64>],
+        candidates: &Candidates<'_>,
+        out: &mut [f64],
+    ) {
+        score_each(self, queries, candidates, out)
+    }
+}
+
+/// [`Scorer::score_block`] one query at a time (the default, and a fallback for overrides).
+pub fn score_each<S: Scorer + ?Sized>(
+    model: &S,
+    queries: &[CsVecView<'_, f64>],
+    candidates: &Candidates<'_>,
+    out: &mut [f64],
+) {
+    let n = candidates.x.rows();
+    if n == 0 {
+        return;
+    }
+    for (query, row) in queries.iter().zip(out.chunks_exact_mut(n)) {
+        model.score_with_terms(*query, candidates.x, &candidates.terms, row);
+    }
+}
+
+/// The candidates of many rankings (a CSR matrix, one candidate per row) with what a scorer
+/// computes once about them: its [`Scorer::candidate_terms`] and, on first use, the
+/// candidates by feature.
+pub struct Candidates<'a> {
+    pub x: &'a CsMat<f64>,
+    pub terms: Vec<f64>,
+    by_feature: OnceLock<CsMat<f64>>,
+}
+
+impl<'a> Candidates<'a> {
+    pub fn new<S: Scorer + ?Sized>(model: &S, x: &'a CsMat<f64>) -> Self {
+        Self {
+            x,
+            terms: model.candidate_terms(x),
+            by_feature: OnceLock::new(),
+        }
+    }
+
+    /// The candidates as a CSC matrix: for each feature, the candidates holding it, in
+    /// ascending order (an inverted index). Built once, on the first call.
+    pub fn by_feature(&self) -> &CsMat<f64> {
+        self.by_feature.get_or_init(|| self.x.to_csc())
     }
 }
 

@@ -5,7 +5,7 @@
 //!
 //! * `explained_variance`: the **adjusted** explained variance of Zou, Hastie & Tibshirani
 //!   (2006) (spec §6.1): `Y = A_setᵀZ`, thin QR `Y = QR` (columns by decreasing `‖y_j‖`),
-//!   `Σ_j R_jj² / ‖A_set‖_F²` ([`dyad_core::explained_variance::adjusted_explained_variance`]).
+//!   `Σ_j R_jj² / ‖A_set‖_F²` ([`dyad_core::explained_variance::Variance::adjusted`]).
 //!   Adjusted, not plain, because sparse components are not orthogonal and with `m = n = 102`
 //!   (Fig. 1) the plain sum double-counts and can exceed the total (spec §6.1 \[A\]).
 //! * `cardinality`: `nnz(Z)` (spec §6.2; Fig. 1b's y axis) and `density = nnz(Z)/(d·m)` (the
@@ -71,7 +71,7 @@ use crate::plan::{DatasetInstance, SolverInstance};
 use crate::profile::PerProfile;
 use crate::registry::SPARSE_PCA;
 use crate::spec::SpecError;
-use dyad_core::explained_variance::adjusted_explained_variance;
+use dyad_core::explained_variance::Variance;
 use dyad_core::{Checkpoint, Control, Observer, Schedule, derive_seed, seeded};
 use dyad_datasets::expression::ExpressionSet;
 use dyad_datasets::provider::kinds;
@@ -515,14 +515,14 @@ impl CellProtocol for SparsePcaCell {
             let own = c.test_center == TestCenter::Own;
             part(a, &test_idx, c.center, (!own).then_some(&means[..])).0
         });
-        let sets: Vec<(&'static str, ArrayView2<'_, f64>)> = c
+        let sets: Vec<(&'static str, Variance<'_>)> = c
             .evaluate
             .iter()
             .map(|s| match s {
-                EvalSet::Train => Ok(("train", train.view())),
+                EvalSet::Train => Ok(("train", Variance::new(train.view()))),
                 EvalSet::Test => test
                     .as_ref()
-                    .map(|t| ("test", t.view()))
+                    .map(|t| ("test", Variance::new(t.view())))
                     .ok_or_else(|| "the split has no test part".to_string()),
             })
             .collect::<Result<_, _>>()?;
@@ -598,7 +598,8 @@ fn capped(checkpoints: &[Measured], caps: &[f64]) -> Vec<Record> {
 
 /// Measures every set at each checkpoint, off the solver clock.
 struct Evaluate<'a> {
-    sets: Vec<(&'static str, ArrayView2<'a, f64>)>,
+    /// Each set with its total variance, computed once.
+    sets: Vec<(&'static str, Variance<'a>)>,
     records: Vec<Record>,
     checkpoints: Vec<Measured>,
     eval_seconds: f64,
@@ -621,7 +622,7 @@ impl Observer<SparsePcaModel> for Evaluate<'_> {
                 coord: None,
                 value,
             };
-            records.push(rec("explained_variance", adjusted_explained_variance(a, z)));
+            records.push(rec("explained_variance", a.adjusted(z)));
             records.push(rec("cardinality", nnz as f64));
             records.push(rec("density", density));
             records.push(rec("flops_all_rows", model.flops as f64));
