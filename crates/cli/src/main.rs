@@ -95,7 +95,8 @@ struct RunArgs {
 /// which cells run together, so a limited run computes exactly what a full run would.
 #[derive(clap::Args, Debug, Clone, Default)]
 struct Only {
-    /// Only the cells of this solver (registry name or legend label: `dr` or `DR`); repeat
+    /// Only the cells of this solver (registry name or legend label: `dr` or `DR`; a label
+    /// without its grid point, `"Givens m=10"`, selects every point of the grid); repeat
     /// for several. E.g. a new baseline alone, beside cached results of the others.
     #[arg(long = "solver", value_name = "NAME")]
     solvers: Vec<String>,

@@ -213,7 +213,37 @@ fn a_run_limited_to_one_solver_computes_its_cells_and_a_full_run_the_rest() {
     assert!(!o.status.success());
     assert!(
         stderr(&o).contains("--solver oasys: no such solver")
-            && stderr(&o).contains("oasis (OASIS)"),
+            && stderr(&o).contains("`euclidean`")
+            && stderr(&o).contains("\"OASIS\""),
+        "{}",
+        stderr(&o)
+    );
+    // A spec solver with a grid: its label without the grid point selects every point, and
+    // the error names the spec solver, not each point.
+    let spec_without_expect = spec(1, 200).split("[[expect]]").next().unwrap().to_string();
+    let grid = Ws::new(&spec_without_expect.replace(
+        "name = \"oasis\"\n",
+        "name = \"oasis\"\ngrid = { c = [0.01, 0.1, 1.0] }\n",
+    ));
+    let o = grid.run(&["plan", "demo", "--profile", "quick", "--solver", "OASIS"]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let row = out.lines().find(|l| l.starts_with("demo/fig")).unwrap();
+    assert_eq!(row.split_whitespace().nth(1), Some("3"), "{out}");
+    let o = grid.run(&[
+        "plan",
+        "demo",
+        "--profile",
+        "quick",
+        "--solver",
+        "OASIS (c=0.1)",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let row = out.lines().find(|l| l.starts_with("demo/fig")).unwrap();
+    assert_eq!(row.split_whitespace().nth(1), Some("1"), "{out}");
+    let o = grid.run(&["plan", "demo", "--profile", "quick", "--solver", "OASIS c"]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("\"OASIS\"") && !stderr(&o).contains("c=0.1"),
         "{}",
         stderr(&o)
     );

@@ -160,8 +160,9 @@ impl Plan {
     }
 }
 
-/// The cells a command is limited to: those of the named solvers (registry name or legend
-/// label) on the named data sets (spec ids); an empty list does not limit. Keys do not depend
+/// The cells a command is limited to: those of the named solvers (registry name, legend
+/// label, or a spec solver's label without its grid point: every point of its grid) on the
+/// named data sets (spec ids); an empty list does not limit. Keys do not depend
 /// on which cells are run together, so running a subset computes exactly the cells a full run
 /// would: e.g. a new baseline alone, or the real-data panel first.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -178,7 +179,7 @@ impl CellFilter {
     fn admits(&self, plan: &Plan, cell: &Cell) -> bool {
         let sv = &plan.solvers[cell.solver];
         let d = &plan.datasets[cell.dataset];
-        (self.solvers.is_empty() || self.solvers.iter().any(|s| *s == sv.name || *s == sv.label))
+        (self.solvers.is_empty() || self.solvers.iter().any(|s| names(s, sv)))
             && (self.datasets.is_empty() || self.datasets.contains(&d.id))
     }
 
@@ -192,21 +193,25 @@ impl CellFilter {
             return Ok(None);
         }
         for s in &self.solvers {
-            if !plans
-                .iter()
-                .flat_map(|p| &p.solvers)
-                .any(|sv| *s == sv.name || *s == sv.label)
-            {
+            if !plans.iter().flat_map(|p| &p.solvers).any(|sv| names(s, sv)) {
+                // Registry names and the spec solvers' labels (a grid's points are named by
+                // their spec solver: 60 grid points would bury the answer).
                 let mut have: Vec<String> = plans
                     .iter()
                     .flat_map(|p| &p.solvers)
-                    .map(|sv| format!("{} ({})", sv.name, sv.label))
+                    .flat_map(|sv| [format!("`{}`", sv.name), format!("\"{}\"", sv.series)])
                     .collect();
                 have.sort_unstable();
                 have.dedup();
+                let shown = have.len().min(12);
+                let more = match have.len() - shown {
+                    0 => String::new(),
+                    more => format!(", and {more} more"),
+                };
                 return Err(format!(
-                    "--solver {s}: no such solver in the selected specs (they have: {})",
-                    have.join(", ")
+                    "--solver {s}: no such solver in the selected specs (solver names and labels \
+                     there: {}{more})",
+                    have[..shown].join(", ")
                 ));
             }
         }
@@ -311,6 +316,12 @@ fn some_labels<'a>(solvers: impl Iterator<Item = &'a SolverInstance>, k: usize) 
         0 => shown.join(", "),
         more => format!("{}, and {more} more", shown.join(", ")),
     }
+}
+
+/// Whether `--solver s` names `sv`: its registry name, its legend label, or its spec solver's
+/// label without the grid point.
+fn names(s: &str, sv: &SolverInstance) -> bool {
+    s == sv.name || s == sv.label || s == sv.series
 }
 
 /// Cartesian product of a grid table, in key order.
