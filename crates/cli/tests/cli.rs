@@ -527,6 +527,121 @@ fn sigint_and_sigterm_release_the_claims_and_say_what_finished() {
     }
 }
 
+/// A SIGTERM to dyad alone (`kill <pid>`, a batch system; not a terminal's Ctrl-C, which
+/// reaches the whole process group) ends the Python peer a cell runs and removes the peer's
+/// scratch directory. The peer is a stand-in script that sleeps, run by the system's Python
+/// through an environment that only looks ready (no package is needed).
+#[test]
+fn sigterm_ends_a_python_peer_child_and_removes_its_scratch_directory() {
+    let Some(python) = Command::new("sh")
+        .args(["-c", "command -v python3"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    else {
+        eprintln!("SKIPPED: no python3 on PATH");
+        return;
+    };
+    let ws = Ws::new(
+        r#"
+title = "peer"
+paper = "demo"
+figure = "P1"
+
+[[datasets]]
+id = "small"
+name = "caltech256-standin"
+params = { classes = 4, per_class = 12, dim = 50, seed = 5 }
+
+[protocol]
+repeats = 1
+seed = 7
+checkpoints = { max = 400, every = 200 }
+
+[protocol.ranking]
+train_per_class = 7
+test_per_class = 5
+k_max = 5
+
+[[solvers]]
+name = "py:oasis-numpy"
+params = { c = 0.1 }
+"#,
+    );
+    let root = ws.dir.path();
+    let peers = root.join("peers");
+    std::fs::create_dir_all(&peers).unwrap();
+    let repo_peers = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../peers");
+    for e in std::fs::read_dir(repo_peers).unwrap().flatten() {
+        if e.path().is_file() {
+            std::fs::copy(e.path(), peers.join(e.file_name())).unwrap();
+        }
+    }
+    std::fs::write(
+        peers.join("oasis_numpy.py"),
+        "import os, sys, time\n\
+         with open(os.environ['PEER_PIDFILE'] + '.tmp', 'w') as f:\n    \
+         f.write(f'{os.getpid()} {sys.argv[1]}')\n\
+         os.rename(os.environ['PEER_PIDFILE'] + '.tmp', os.environ['PEER_PIDFILE'])\n\
+         time.sleep(300)\n",
+    )
+    .unwrap();
+    let venv = root.join("venv");
+    std::fs::create_dir_all(venv.join("bin")).unwrap();
+    std::os::unix::fs::symlink(&python, venv.join("bin/python")).unwrap();
+    let sum = Command::new("sha256sum")
+        .arg(peers.join("requirements.txt"))
+        .output()
+        .unwrap();
+    let sum = String::from_utf8_lossy(&sum.stdout);
+    let stamp = sum.split_whitespace().next().unwrap();
+    std::fs::write(venv.join("dyad-requirements.sha256"), format!("{stamp}\n")).unwrap();
+    let pidfile = root.join("peer.pid");
+    let mut run = ws
+        .cmd(&["run", "demo", "--profile", "quick", "--threads", "1"])
+        .env("DYAD_PEERS_DIR", &peers)
+        .env("DYAD_PEERS_VENV", &venv)
+        .env("PEER_PIDFILE", &pidfile)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !pidfile.exists() {
+        if let Some(status) = run.try_wait().unwrap() {
+            let o = run.wait_with_output().unwrap();
+            panic!(
+                "the run ended before its peer started ({status}): {}",
+                stderr(&o)
+            );
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the peer never started"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let text = std::fs::read_to_string(&pidfile).unwrap();
+    let (pid, scratch) = text.split_once(' ').unwrap();
+    assert!(std::path::Path::new(&format!("/proc/{pid}")).exists());
+    assert!(std::path::Path::new(scratch).is_dir());
+    let kill = Command::new("kill")
+        .args(["-TERM", &run.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let o = run.wait_with_output().unwrap();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(143), "{e}");
+    assert!(e.contains("(ended 1 child process of its cells)"), "{e}");
+    // Killed and reaped: no such process any more, and its inputs are gone.
+    assert!(
+        !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        "{e}"
+    );
+    assert!(!std::path::Path::new(scratch).exists(), "{scratch} {e}");
+}
+
 /// A tmpfs of `kb` KiB mounted on a fresh directory, unmounted when dropped; `None` where
 /// this process may not mount (not root, or a container without the capability).
 struct TinyDisk(tempfile::TempDir);

@@ -7,10 +7,18 @@
 //!
 //! The handler is installed by the first run of a process ([`watch`]) and stays: outside a run
 //! it only ends the process with the same status, as the default action would.
+//!
+//! A cell that runs a child process (a Python peer) runs it through [`run_child`]: on either
+//! signal the child is killed and its scratch directory removed, so that nothing goes on
+//! computing, or stays on disk, for a run that has ended. (A terminal's Ctrl-C reaches the
+//! child too; a `kill` of dyad's pid, or a batch system's, reaches dyad alone.)
 
 use super::cache::Claims;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 struct Active {
     id: u64,
@@ -22,6 +30,7 @@ struct Active {
 static ACTIVE: Mutex<Vec<Active>> = Mutex::new(Vec::new());
 static NEXT: AtomicU64 = AtomicU64::new(0);
 static INSTALLED: OnceLock<Result<(), String>> = OnceLock::new();
+static CHILDREN: Mutex<Vec<(u64, Arc<Mutex<Child>>, PathBuf)>> = Mutex::new(Vec::new());
 
 /// A run being watched; dropping it ends the watch.
 #[must_use = "the run is watched until this is dropped"]
@@ -55,6 +64,50 @@ pub fn watch(claims: &Claims, computed: Arc<AtomicUsize>, pending: usize) -> Res
     Ok(Watch { id })
 }
 
+/// Run `cmd` to its end, as [`Command::status`] does, killing it (and removing `scratch`, the
+/// directory it works in) if this process is interrupted meanwhile (module docs).
+pub fn run_child(cmd: &mut Command, scratch: &Path) -> std::io::Result<ExitStatus> {
+    // Without a handler the default action ends dyad alone; the child is still run.
+    let _ = INSTALLED.get_or_init(install);
+    let child = Arc::new(Mutex::new(cmd.spawn()?));
+    let id = NEXT.fetch_add(1, Ordering::SeqCst);
+    children().push((id, child.clone(), scratch.to_path_buf()));
+    let status = loop {
+        // Polled, so that the handler can take the lock and kill the child meanwhile.
+        let done = child
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .try_wait();
+        match done {
+            Ok(Some(status)) => break Ok(status),
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => break Err(e),
+        }
+    };
+    children().retain(|(c, _, _)| *c != id);
+    status
+}
+
+fn children() -> std::sync::MutexGuard<'static, Vec<(u64, Arc<Mutex<Child>>, PathBuf)>> {
+    CHILDREN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Kill the children of [`run_child`] and remove their scratch directories; how many.
+fn end_children() -> usize {
+    let children = children();
+    for (_, child, scratch) in children.iter() {
+        let mut child = child
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _ = child.kill();
+        let _ = child.wait();
+        let _ = std::fs::remove_dir_all(scratch);
+    }
+    children.len()
+}
+
 fn install() -> Result<(), String> {
     use signal_hook::consts::{SIGINT, SIGTERM};
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
@@ -79,8 +132,15 @@ fn interrupted(sig: i32) -> String {
         signal_hook::consts::SIGTERM => "SIGTERM",
         _ => "a signal",
     };
+    let killed = end_children();
     let runs = lock();
     let mut out = format!("\ndyad: interrupted by {name}");
+    if killed > 0 {
+        out.push_str(&format!(
+            " (ended {killed} child process{} of its cells)",
+            if killed == 1 { "" } else { "es" }
+        ));
+    }
     if runs.is_empty() {
         return out;
     }

@@ -307,7 +307,7 @@ impl PeerRanker {
         for v in ONE_THREAD {
             cmd.env(v, "1");
         }
-        let status = cmd.status().map_err(|e| {
+        let status = crate::engine::interrupt::run_child(&mut cmd, dir.path()).map_err(|e| {
             fail(format!(
                 "peer script {}: cannot run {}: {e}",
                 script.display(),
