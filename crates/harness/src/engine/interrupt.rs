@@ -30,7 +30,14 @@ struct Active {
 static ACTIVE: Mutex<Vec<Active>> = Mutex::new(Vec::new());
 static NEXT: AtomicU64 = AtomicU64::new(0);
 static INSTALLED: OnceLock<Result<(), String>> = OnceLock::new();
-static CHILDREN: Mutex<Vec<(u64, Arc<Mutex<Child>>, PathBuf)>> = Mutex::new(Vec::new());
+static CHILDREN: Mutex<Vec<Running>> = Mutex::new(Vec::new());
+
+/// A child process of [`run_child`] and the directory it works in.
+struct Running {
+    id: u64,
+    child: Arc<Mutex<Child>>,
+    scratch: PathBuf,
+}
 
 /// A run being watched; dropping it ends the watch.
 #[must_use = "the run is watched until this is dropped"]
@@ -71,7 +78,11 @@ pub fn run_child(cmd: &mut Command, scratch: &Path) -> std::io::Result<ExitStatu
     let _ = INSTALLED.get_or_init(install);
     let child = Arc::new(Mutex::new(cmd.spawn()?));
     let id = NEXT.fetch_add(1, Ordering::SeqCst);
-    children().push((id, child.clone(), scratch.to_path_buf()));
+    children().push(Running {
+        id,
+        child: child.clone(),
+        scratch: scratch.to_path_buf(),
+    });
     let status = loop {
         // Polled, so that the handler can take the lock and kill the child meanwhile.
         let done = child
@@ -84,11 +95,11 @@ pub fn run_child(cmd: &mut Command, scratch: &Path) -> std::io::Result<ExitStatu
             Err(e) => break Err(e),
         }
     };
-    children().retain(|(c, _, _)| *c != id);
+    children().retain(|r| r.id != id);
     status
 }
 
-fn children() -> std::sync::MutexGuard<'static, Vec<(u64, Arc<Mutex<Child>>, PathBuf)>> {
+fn children() -> std::sync::MutexGuard<'static, Vec<Running>> {
     CHILDREN
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -97,13 +108,14 @@ fn children() -> std::sync::MutexGuard<'static, Vec<(u64, Arc<Mutex<Child>>, Pat
 /// Kill the children of [`run_child`] and remove their scratch directories; how many.
 fn end_children() -> usize {
     let children = children();
-    for (_, child, scratch) in children.iter() {
-        let mut child = child
+    for r in children.iter() {
+        let mut child = r
+            .child
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let _ = child.kill();
         let _ = child.wait();
-        let _ = std::fs::remove_dir_all(scratch);
+        let _ = std::fs::remove_dir_all(&r.scratch);
     }
     children.len()
 }
