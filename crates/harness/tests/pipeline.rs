@@ -538,6 +538,13 @@ fn sizes_that_would_exhaust_memory_are_refused_before_anything_is_allocated() {
             "title",
             "1001000 cells exceed the limit of 100000",
         ),
+        (
+            // 4 classes x 5 test rows: 19 candidates per query.
+            // Known only with the data set's shape: the error names the data set's line.
+            SPEC.replace("k_max = 5", "k_max = 20"),
+            "name = \"caltech256-standin\"",
+            "k_max`: 20 exceeds the 19 candidates each query of the test set of `small` ranks",
+        ),
     ] {
         assert_ne!(edit, SPEC, "{key}: the edit did not apply");
         let e = plan_error(&fixture(&edit).ws);

@@ -400,7 +400,8 @@ impl CellProtocol for RankingCell {
     }
 
     fn check_data(&self, d: &DatasetInstance) -> Result<(), String> {
-        check_split(&self.split, d)
+        check_split(&self.split, d)?;
+        check_k_max(self, d)
     }
 
     fn sets(&self) -> Vec<String> {
@@ -451,6 +452,52 @@ pub fn rankers<'a>(cell: &CellRun<'a>) -> Result<Vec<&'a dyn Ranker>, String> {
                 .ok_or_else(|| format!("solver `{}` is not a ranker", cell.solver.name))
         })
         .collect()
+}
+
+/// Whether each query of every evaluated set has at least `k_max` candidates (the other rows
+/// of its set), where the data set's class sizes are known: precision@k past the candidates
+/// would only count absent ones as misses (checked at plan time).
+fn check_k_max(cell: &RankingCell, d: &DatasetInstance) -> Result<(), String> {
+    let Some(shape) = &d.resolved.shape else {
+        return Ok(());
+    };
+    let classes = shape
+        .class_sizes
+        .as_ref()
+        .or(shape.test_class_sizes.as_ref())
+        .map(Vec::len);
+    let part = |sizes: &Option<Vec<usize>>, max: Option<usize>| {
+        sizes.as_ref().map(|s| {
+            let n: usize = s.iter().sum();
+            max.map_or(n, |m| m.min(n))
+        })
+    };
+    for set in &cell.evaluate {
+        let rows = match (&cell.split, set) {
+            (SplitCell::PerClass { train, .. }, EvalSet::Train) => classes.map(|c| c * *train),
+            (SplitCell::PerClass { test, .. }, EvalSet::Test) => classes.map(|c| c * *test),
+            (SplitCell::Official { max_train, .. }, EvalSet::Train) => {
+                part(&shape.train_class_sizes, *max_train)
+            }
+            (SplitCell::Official { max_test, .. }, EvalSet::Test) => {
+                part(&shape.test_class_sizes, *max_test)
+            }
+        };
+        if let Some(rows) = rows
+            && cell.k_max >= rows
+        {
+            return Err(format!(
+                "key `protocol.ranking.k_max`: {} exceeds the {} candidates each query of the \
+                 {} set of `{}` ranks (its {rows} rows less the query); precision@k past them \
+                 would only count absent candidates as misses",
+                cell.k_max,
+                rows.saturating_sub(1),
+                set.as_str(),
+                d.id
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Whether a data set's known class sizes allow the split (checked at plan time).
