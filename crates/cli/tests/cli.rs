@@ -625,8 +625,8 @@ params = { c = 0.1 }
     let (pid, scratch) = text.split_once(' ').unwrap();
     assert!(std::path::Path::new(&format!("/proc/{pid}")).exists());
     assert!(std::path::Path::new(scratch).is_dir());
-    let kill = Command::new("kill")
-        .args(["-TERM", &run.id().to_string()])
+    let kill = Command::new("sh")
+        .args(["-c", &format!("kill -TERM {}", run.id())])
         .status()
         .unwrap();
     assert!(kill.success());

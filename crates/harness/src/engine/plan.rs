@@ -196,13 +196,15 @@ impl CellFilter {
             if !plans.iter().flat_map(|p| &p.solvers).any(|sv| names(s, sv)) {
                 // Registry names and the spec solvers' labels (a grid's points are named by
                 // their spec solver: 60 grid points would bury the answer).
-                let mut have: Vec<String> = plans
-                    .iter()
-                    .flat_map(|p| &p.solvers)
-                    .flat_map(|sv| [format!("`{}`", sv.name), format!("\"{}\"", sv.series)])
-                    .collect();
-                have.sort_unstable();
-                have.dedup();
+                // Registry names first (they select the most), then labels.
+                let listed = |f: &dyn Fn(&SolverInstance) -> String| {
+                    let mut v: Vec<String> = plans.iter().flat_map(|p| &p.solvers).map(f).collect();
+                    v.sort_unstable();
+                    v.dedup();
+                    v
+                };
+                let mut have = listed(&|sv| format!("`{}`", sv.name));
+                have.extend(listed(&|sv| format!("\"{}\"", sv.series)));
                 let shown = have.len().min(12);
                 let more = match have.len() - shown {
                     0 => String::new(),
