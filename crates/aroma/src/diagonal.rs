@@ -286,6 +286,22 @@ impl Ranker for DiagonalAromaConfig {
     fn start(&self) -> dyad_kernels::Start {
         dyad_kernels::Start::Zero
     }
+
+    /// `W` and `Σ`: two floats per entry of the `d x d` model.
+    fn memory(&self, _rows: usize, dim: usize) -> Option<u64> {
+        Some(dyad_kernels::dense_bytes(dim, dim).saturating_mul(2))
+    }
+
+    fn statistics(&self) -> &'static [&'static str] {
+        &[
+            "sigma_mean",
+            "sigma_min",
+            "online_rounds",
+            "online_updates",
+            "online_mistakes",
+            "model_bytes",
+        ]
+    }
 }
 
 /// The `d-aroma` entry of the solver list.

@@ -509,6 +509,27 @@ impl Ranker for FactoredAromaConfig {
     fn start(&self) -> dyad_kernels::Start {
         dyad_kernels::Start::Zero
     }
+
+    /// `W`, `Λ` and `Ω`, `d x d` each, and the queue of rank-one terms.
+    fn memory(&self, _rows: usize, dim: usize) -> Option<u64> {
+        let queue = dyad_kernels::dense_bytes(QUEUE, 2 * dim + 3);
+        Some(
+            dyad_kernels::dense_bytes(dim, dim)
+                .saturating_mul(3)
+                .saturating_add(queue),
+        )
+    }
+
+    fn statistics(&self) -> &'static [&'static str] {
+        &[
+            "lambda_trace_mean",
+            "omega_trace_mean",
+            "online_rounds",
+            "online_updates",
+            "online_mistakes",
+            "model_bytes",
+        ]
+    }
 }
 
 /// The `f-aroma` entry of the solver list.

@@ -33,10 +33,11 @@
 //! cases out of the papers' experiments; this rule is the scorers' common floor.
 
 use crate::{Candidates, LabeledSet, Scorer};
-
-/// Queries scored together by [`Scorer::score_block`] in [`evaluate_retrieval`].
-const QUERY_BLOCK: usize = 16;
 use rayon::prelude::*;
+
+/// Queries scored together by [`Scorer::score_block`] in [`evaluate_retrieval`]: each
+/// evaluating thread holds `QUERY_BLOCK x n` scores for `n` candidates.
+pub const QUERY_BLOCK: usize = 16;
 
 /// Metrics of one query's ranking.
 #[derive(Debug, Clone, PartialEq)]
@@ -83,7 +84,6 @@ pub fn rank_query(
             _ => groups.push((k, 1)),
         }
     }
-    let group_keys: Vec<u64> = groups.iter().map(|&(k, _)| k).collect();
     // Other candidates ranked strictly before group g (and after g - 1): `before[g]`, the
     // last entry after every group; tied with group g: `tied[g]`.
     let mut before = vec![0usize; groups.len() + 1];
@@ -95,8 +95,8 @@ pub fn rank_query(
             continue;
         }
         let k = descending_key(scores[i]);
-        let g = group_keys.partition_point(|&x| x < k);
-        if group_keys.get(g) == Some(&k) {
+        let g = groups.partition_point(|&(x, _)| x < k);
+        if groups.get(g).map(|&(x, _)| x) == Some(k) {
             tied[g] += 1;
         } else {
             before[g] += 1;

@@ -280,6 +280,8 @@ impl Workspace {
                 }
             }
         }
+        // The evidence behind re-stamped cells travels with them.
+        archive.merge_witnesses(&cache)?;
         Ok(t)
     }
 
@@ -329,8 +331,9 @@ impl Workspace {
     }
 
     /// Copies every valid cell of the archive `from` (see [`Self::export_cells`]) that this
-    /// cache lacks; files that are no valid cell (truncated, edited: their SHA-256 does not
-    /// match) are listed in [`Transfer::invalid`] and not copied.
+    /// cache lacks, and the archive's code-equivalence witnesses; files that are no valid cell
+    /// (truncated, edited: their SHA-256 does not match) are listed in [`Transfer::invalid`]
+    /// and not copied.
     pub fn import_cells(&self, from: &Path) -> Result<Transfer, HarnessError> {
         let (archive, cache) = (Cache::at(from), self.cache());
         if !from.join("cells").is_dir() {
@@ -355,6 +358,9 @@ impl Workspace {
                 Err(e) => t.invalid.push((archive.path(&key), e.to_string())),
             }
         }
+        cache.merge_witnesses(&archive).map_err(|e| {
+            HarnessError::Other(format!("merging the archive's code witnesses: {e}"))
+        })?;
         Ok(t)
     }
 

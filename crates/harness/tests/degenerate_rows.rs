@@ -5,7 +5,9 @@
 //! feature is ranked last and left out as a query (so adding it changes no precision@k and
 //! no AP of a query it is not relevant to). The 20 Newsgroups audit found distance scorers
 //! (Euclidean, ITML, LEGO) ranking empty documents first; this is the test that would have
-//! caught it, for every scorer the registry holds now or later.
+//! caught it, for every scorer the registry holds now or later. The same run checks what
+//! each ranker declares for planning: the names of its model's statistics and a memory
+//! estimate at least the size of the model it reports.
 
 use dyad_core::metrics::{Retrieval, evaluate_retrieval};
 use dyad_core::{Checkpoint, Control, LabeledSet, Observer, Schedule, Scorer, seeded};
@@ -72,6 +74,7 @@ fn test_rows(swap_twins: bool, empty: bool) -> LabeledSet {
 struct Probe {
     name: &'static str,
     last: Option<(Retrieval, Retrieval, Retrieval, Vec<f64>)>,
+    statistics: Vec<(&'static str, f64)>,
 }
 
 impl Observer for Probe {
@@ -90,6 +93,7 @@ impl Observer for Probe {
                 evaluate_retrieval(model, &without, &without, true, 12),
                 scores,
             ));
+            self.statistics = model.statistics();
         }
         let _ = self.name;
         Control::Continue
@@ -121,6 +125,7 @@ fn every_ranker_ties_duplicates_and_ranks_empty_rows_last() {
         let mut probe = Probe {
             name: entry.name,
             last: None,
+            statistics: Vec::new(),
         };
         let schedule = Schedule::new(vec![0, 50]);
         ranker
@@ -160,6 +165,22 @@ fn every_ranker_ties_duplicates_and_ranks_empty_rows_last() {
                 close(*x, *y),
                 "{n}: precision@{} {x} vs {y} without the empty row",
                 k + 1
+            );
+        }
+        // Its model's statistics are among those it declares (what a spec may name at plan
+        // time), and its memory estimate, a lower bound, holds at least the model it reports.
+        for (stat, _) in &probe.statistics {
+            assert!(
+                ranker.statistics().contains(stat),
+                "{n}: statistic `{stat}` not declared in {:?}",
+                ranker.statistics()
+            );
+        }
+        if let Some(&(_, bytes)) = probe.statistics.iter().find(|(s, _)| *s == "model_bytes") {
+            let estimate = ranker.memory(train.n(), train.dim());
+            assert!(
+                estimate.is_some_and(|e| e as f64 >= bytes),
+                "{n}: estimate {estimate:?} below the model's {bytes} bytes"
             );
         }
         checked.push(n);

@@ -364,6 +364,24 @@ fn bad_protocols_and_solvers_are_refused_at_plan_time() {
             .replace("labels_per_class = [1, 3]", "labels_per_class = [10]"),
     );
     assert!(plan_error(&f.ws).contains("too few for 10 training and 10 validation"));
+    // Full KR's n x n kernel on 2,000,000 examples (with its own guard raised): refused from
+    // the data set's shape, at the solver's line, before anything is drawn.
+    let src = SPEC
+        .replace(
+            "params = { n = 400, m = 10, seed = 3 }",
+            "params = { n = 2000000, m = 10, seed = 3 }",
+        )
+        .replace(
+            "name = \"rank-svm\"\nearly_stopping = false\ntune = { lambda = [0.01, 100.0] }",
+            "name = \"kr\"\nearly_stopping = false\nparams = { max_n = 3000000 }",
+        );
+    let e = plan_error(&fixture(&src).ws);
+    let line = src.lines().position(|l| l == "name = \"kr\"").unwrap() + 1;
+    assert!(
+        e.contains(&format!("fig.toml:{line}:"))
+            && e.contains("one cell needs at least 64 TB (the ranker on 2000000 examples of 10 features: 64 TB)"),
+        "{e}"
+    );
 }
 
 #[test]

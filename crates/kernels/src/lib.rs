@@ -114,6 +114,32 @@ pub trait Ranker: Send + Sync {
     fn start(&self) -> Start {
         Start::Unstated
     }
+
+    /// A lower bound on the bytes the learner holds at once while it trains on `rows`
+    /// examples of `dim` features, beyond the data itself: its model and the working arrays
+    /// that grow faster than the data (a dense `d x d` matrix, an `n x n` kernel). `None`:
+    /// nothing of that kind. Planning refuses a cell whose estimate exceeds the machine's
+    /// memory ([`f64_bytes`] counts floats).
+    fn memory(&self, _rows: usize, _dim: usize) -> Option<u64> {
+        None
+    }
+
+    /// Every name the statistics of its models ([`dyad_core::Scorer::statistics`]) may
+    /// carry: a spec's table, plot or claim naming one is checked against these at plan
+    /// time.
+    fn statistics(&self) -> &'static [&'static str] {
+        &[]
+    }
+}
+
+/// The bytes of `count` `f64`s, saturating (`count` as a product of sizes in `u128`).
+pub fn f64_bytes(count: u128) -> u64 {
+    u64::try_from(count.saturating_mul(8)).unwrap_or(u64::MAX)
+}
+
+/// The bytes of a dense `rows x cols` matrix of `f64`.
+pub fn dense_bytes(rows: usize, cols: usize) -> u64 {
+    f64_bytes(rows as u128 * cols as u128)
 }
 
 /// A ranker's model before training, as far as it ranks like a baseline.

@@ -150,6 +150,34 @@ pub fn dot(a: &[f64], b: &[f64]) -> f64 {
     (s[0] + s[1]) + (s[2] + s[3]) + tail
 }
 
+/// [`dot`] of `a` with four vectors at once, each with exactly its
+/// arithmetic (four lanes, the same tail and the same final sum), so the results are the same
+/// to the bit; `a` is read once for the four (evaluation's inner loop: a candidate's
+/// projection against four queries).
+pub fn dot_four<U: AsRef<[f64]>>(a: &[f64], us: &[U; 4]) -> [f64; 4] {
+    let mut s = [[0.0f64; 4]; 4];
+    let chunks = a.len() / 4;
+    for c in 0..chunks {
+        let x = &a[4 * c..4 * c + 4];
+        for (sb, u) in s.iter_mut().zip(us) {
+            let y = &u.as_ref()[4 * c..4 * c + 4];
+            for q in 0..4 {
+                sb[q] += x[q] * y[q];
+            }
+        }
+    }
+    let mut out = [0.0; 4];
+    for ((o, sb), u) in out.iter_mut().zip(&s).zip(us) {
+        let tail: f64 = a[4 * chunks..]
+            .iter()
+            .zip(&u.as_ref()[4 * chunks..])
+            .map(|(x, y)| x * y)
+            .sum();
+        *o = (sb[0] + sb[1]) + (sb[2] + sb[3]) + tail;
+    }
+    out
+}
+
 /// `(U, s, V)` of a singular value decomposition `A = U diag(s) V^T`.
 pub type Svd = (Array2<f64>, Array1<f64>, Array2<f64>);
 
@@ -483,6 +511,25 @@ mod tests {
     use super::*;
     use dyad_core::seeded;
     use rand::Rng as _;
+
+    #[test]
+    fn four_dot_products_at_once_are_each_that_of_dot_to_the_bit() {
+        let mut rng = seeded(5);
+        // Four dot products at once: each that of `dot`, to the bit, for every tail length.
+        for len in 0..13 {
+            let v = |rng: &mut dyad_core::Rng| -> Vec<f64> {
+                (0..len)
+                    .map(|_| rng.random_range(-1.0..1.0) * 10f64.powi(rng.random_range(-8..8)))
+                    .collect()
+            };
+            let a = v(&mut rng);
+            let us = [v(&mut rng), v(&mut rng), v(&mut rng), v(&mut rng)];
+            let four = dot_four(&a, &us);
+            for (d, u) in four.iter().zip(&us) {
+                assert_eq!(d.to_bits(), dot(&a, u).to_bits(), "{len}");
+            }
+        }
+    }
 
     fn random(n: usize, m: usize, seed: u64) -> Array2<f64> {
         let mut rng = seeded(seed);

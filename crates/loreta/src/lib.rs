@@ -340,6 +340,19 @@ pub fn budget_rank(
     }
 }
 
+/// [`Ranker::memory`](dyad_kernels::Ranker::memory) of a learner of `factors` factors of
+/// `dim x k` floats (two for `A B^T`, one for `Y Y^T`, four with LORETA-1's
+/// pseudo-inverses), `k` the rank or what a `memory` budget leaves on `dim` features.
+pub(crate) fn factor_memory(
+    rank: usize,
+    memory: Option<usize>,
+    dim: usize,
+    factors: u64,
+) -> Option<u64> {
+    let k = budget_rank("", rank, memory, dim).ok()?.min(dim);
+    Some(dyad_kernels::dense_bytes(dim, k).saturating_mul(factors))
+}
+
 /// A memory budget, when given, is positive (checked without data).
 pub(crate) fn check_memory(memory: Option<usize>) -> Result<(), ParamError> {
     if memory == Some(0) {

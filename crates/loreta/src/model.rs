@@ -203,6 +203,24 @@ impl LowRankModel {
         }
     }
 
+    /// The names its statistics may carry (`cond_b` with a second factor; the counters when
+    /// the learner counts its events).
+    pub const STATISTICS: &'static [&'static str] = &[
+        "rank",
+        "cond_a",
+        "cond_b",
+        "model_bytes",
+        "updates",
+        "branch_generic",
+        "branch_beta_zero",
+        "branch_w_zero",
+        "rank_loss_skips",
+        "large_s_steps",
+        "max_abs_s",
+        "pinv_recomputes",
+        "rebalances",
+    ];
+
     fn stats_list(&self) -> Vec<(&'static str, f64)> {
         let s = &self.stats;
         let mut out = vec![
@@ -232,34 +250,6 @@ impl LowRankModel {
         ]);
         out
     }
-}
-
-/// [`dyad_kernels::linalg::dot`] of `a` with four vectors at once, each with exactly its
-/// arithmetic (four lanes, the same tail and the same final sum), so the results are the same
-/// to the bit; `a` is read once for the four (evaluation's inner loop: a candidate's
-/// projection against four queries).
-fn dot_four(a: &[f64], us: &[Vec<f64>; 4]) -> [f64; 4] {
-    let mut s = [[0.0f64; 4]; 4];
-    let chunks = a.len() / 4;
-    for c in 0..chunks {
-        let x = &a[4 * c..4 * c + 4];
-        for (sb, u) in s.iter_mut().zip(us) {
-            let y = &u[4 * c..4 * c + 4];
-            for q in 0..4 {
-                sb[q] += x[q] * y[q];
-            }
-        }
-    }
-    let mut out = [0.0; 4];
-    for ((o, sb), u) in out.iter_mut().zip(&s).zip(us) {
-        let tail: f64 = a[4 * chunks..]
-            .iter()
-            .zip(&u[4 * chunks..])
-            .map(|(x, y)| x * y)
-            .sum();
-        *o = (sb[0] + sb[1]) + (sb[2] + sb[3]) + tail;
-    }
-    out
 }
 
 impl Scorer for LowRankModel {
@@ -325,7 +315,7 @@ impl Scorer for LowRankModel {
         let (fours, rest) = us.as_chunks::<4>();
         for (j, proj) in candidates.terms.chunks_exact(k).enumerate() {
             for (f, four) in fours.iter().enumerate() {
-                let dots = dot_four(proj, four);
+                let dots = dyad_kernels::linalg::dot_four(proj, four);
                 for (b, d) in dots.into_iter().enumerate() {
                     out[(4 * f + b) * n + j] = d;
                 }
@@ -428,24 +418,6 @@ mod tests {
             let wx = w.dot(&qd);
             for l in 0..n {
                 assert!((lab[l] - wx[l]).abs() < 1e-12);
-            }
-        }
-        // Four dot products at once: each that of `dot`, to the bit, for every tail length.
-        for len in 0..13 {
-            let v = |rng: &mut dyad_core::Rng| -> Vec<f64> {
-                (0..len)
-                    .map(|_| rng.random_range(-1.0..1.0) * 10f64.powi(rng.random_range(-8..8)))
-                    .collect()
-            };
-            let a = v(&mut rng);
-            let us = [v(&mut rng), v(&mut rng), v(&mut rng), v(&mut rng)];
-            let four = dot_four(&a, &us);
-            for (d, u) in four.iter().zip(&us) {
-                assert_eq!(
-                    d.to_bits(),
-                    dyad_kernels::linalg::dot(&a, u).to_bits(),
-                    "{len}"
-                );
             }
         }
         // A block of queries scores each pair with the same arithmetic, to the bit.

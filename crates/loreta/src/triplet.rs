@@ -307,6 +307,15 @@ impl Ranker for LoretaConfig {
     fn is_iterative(&self) -> bool {
         true
     }
+
+    /// The factors `A`, `B` (`d x k` each) and the LORETA-1 step's pseudo-inverses, as much again.
+    fn memory(&self, _rows: usize, dim: usize) -> Option<u64> {
+        crate::factor_memory(self.rank, self.memory, dim, 4)
+    }
+
+    fn statistics(&self) -> &'static [&'static str] {
+        crate::model::LowRankModel::STATISTICS
+    }
 }
 
 /// Parameters of LORETA-1-PSD on triplets (spec §2.5, \[JMLR\] only): `W = Y Y^T`.
@@ -417,6 +426,15 @@ impl Ranker for LoretaPsdConfig {
 
     fn is_iterative(&self) -> bool {
         true
+    }
+
+    /// The factor `Y` (`d x k`) and its pseudo-inverse.
+    fn memory(&self, _rows: usize, dim: usize) -> Option<u64> {
+        crate::factor_memory(self.rank, self.memory, dim, 2)
+    }
+
+    fn statistics(&self) -> &'static [&'static str] {
+        crate::model::LowRankModel::STATISTICS
     }
 }
 

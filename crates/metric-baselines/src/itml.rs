@@ -487,6 +487,11 @@ impl Ranker for ItmlConfig {
     fn start(&self) -> dyad_kernels::Start {
         dyad_kernels::Start::IdentityDistance
     }
+
+    /// The metric `M`, `d x d`.
+    fn memory(&self, _rows: usize, dim: usize) -> Option<u64> {
+        Some(dyad_kernels::dense_bytes(dim, dim))
+    }
 }
 
 /// The `itml` entry of the solver list.

@@ -393,6 +393,11 @@ impl Ranker for LegoConfig {
     fn start(&self) -> dyad_kernels::Start {
         dyad_kernels::Start::IdentityDistance
     }
+
+    /// The metric `M`, `d x d`.
+    fn memory(&self, _rows: usize, dim: usize) -> Option<u64> {
+        Some(dyad_kernels::dense_bytes(dim, dim))
+    }
 }
 
 /// The `lego` entry of the solver list.

@@ -1054,6 +1054,15 @@ impl Ranker for LmnnConfig {
     fn is_iterative(&self) -> bool {
         true
     }
+
+    /// The metric (`d x d`) and an `n x n` array over the training rows (the Gram matrix of
+    /// the target-neighbour search, then the Laplacian of the gradient's pair weights).
+    fn memory(&self, rows: usize, dim: usize) -> Option<u64> {
+        Some(
+            dyad_kernels::dense_bytes(dim, dim)
+                .saturating_add(dyad_kernels::dense_bytes(rows, rows)),
+        )
+    }
 }
 
 /// LMNN's run: gradient iterations until convergence or `max_iter`.

@@ -493,6 +493,13 @@ impl Ranker for McmlConfig {
     fn start(&self) -> dyad_kernels::Start {
         dyad_kernels::Start::IdentityDistance
     }
+
+    /// The metric (`d x d`) and two of the `n x n` pairwise arrays the objective holds at
+    /// once (the Gram matrix and the distances; the weights follow).
+    fn memory(&self, rows: usize, dim: usize) -> Option<u64> {
+        let pairs = dyad_kernels::dense_bytes(rows, rows);
+        Some(dyad_kernels::dense_bytes(dim, dim).saturating_add(pairs.saturating_mul(2)))
+    }
 }
 
 /// MCML's training state: the solver is set up at the first step, so that a schedule of step

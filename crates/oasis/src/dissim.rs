@@ -159,6 +159,11 @@ impl Ranker for DissimOasisConfig {
     fn start(&self) -> dyad_kernels::Start {
         dyad_kernels::Start::IdentityDistance
     }
+
+    /// The Mahalanobis matrix, `d x d`.
+    fn memory(&self, _rows: usize, dim: usize) -> Option<u64> {
+        Some(dyad_kernels::dense_bytes(dim, dim))
+    }
 }
 
 /// The `dissim-oasis` entry of the solver list.

@@ -233,6 +233,15 @@ impl Ranker for OasisConfig {
     fn start(&self) -> dyad_kernels::Start {
         dyad_kernels::Start::IdentityBilinear
     }
+
+    /// `W`, `d x d`.
+    fn memory(&self, _rows: usize, dim: usize) -> Option<u64> {
+        Some(self.precision.matrix_bytes(dim))
+    }
+
+    fn statistics(&self) -> &'static [&'static str] {
+        BilinearModel::STATISTICS
+    }
 }
 
 /// The `oasis` entry of the solver list.

@@ -33,6 +33,15 @@ impl Precision {
     pub fn is_f64(&self) -> bool {
         *self == Precision::F64
     }
+
+    /// The bytes of a `d x d` matrix stored at this precision.
+    pub fn matrix_bytes(self, d: usize) -> u64 {
+        let elem = match self {
+            Precision::F64 => 8,
+            Precision::F32 => 4,
+        };
+        dyad_kernels::dense_bytes(d, d) / 8 * elem
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -86,6 +95,14 @@ macro_rules! with_entries {
 }
 
 impl BilinearModel {
+    /// The names of its statistics.
+    pub const STATISTICS: &'static [&'static str] = &[
+        "symmetry_index",
+        "symmetry_index_spectral",
+        "symmetry_index_minus_identity",
+        "model_bytes",
+    ];
+
     /// `W = I`: the Euclidean / dot-product starting point of OASIS.
     pub fn identity(d: usize) -> Self {
         Self::identity_with(d, Precision::F64)

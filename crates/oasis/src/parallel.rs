@@ -73,6 +73,19 @@ impl Ranker for OasisParallelConfig {
     fn start(&self) -> dyad_kernels::Start {
         dyad_kernels::Start::IdentityBilinear
     }
+
+    /// One `W` per ranker and their average.
+    fn memory(&self, _rows: usize, dim: usize) -> Option<u64> {
+        let each = self.precision.matrix_bytes(dim);
+        Some(
+            each.saturating_mul(self.rankers as u64)
+                .saturating_add(dyad_kernels::dense_bytes(dim, dim)),
+        )
+    }
+
+    fn statistics(&self) -> &'static [&'static str] {
+        BilinearModel::STATISTICS
+    }
 }
 
 /// The rankers advance in lockstep, one step each per step of the schedule; each draws from

@@ -385,6 +385,12 @@ impl PairRanker for KernelRankConfig {
     fn starts_constant(&self) -> bool {
         true
     }
+
+    /// `K` and `LK`, `n x n` each (the Newton solver's vectors come on top: about twelve such
+    /// matrices in all).
+    fn memory(&self, n: usize, _dim: usize) -> Option<u64> {
+        Some(dyad_kernels::dense_bytes(n, n).saturating_mul(2))
+    }
 }
 
 /// `E_KR(K)` of Eq. (18) for a dense `K` (any matrix; tests and references).

@@ -160,6 +160,13 @@ pub trait PairRanker: Send + Sync {
     fn starts_constant(&self) -> bool {
         false
     }
+
+    /// A lower bound on the bytes it holds while it trains on `n` examples of `dim` features,
+    /// beyond the features themselves (an `n x n` kernel): planning refuses a cell whose
+    /// estimate exceeds the machine's memory. `None`: nothing that grows faster than the data.
+    fn memory(&self, _n: usize, _dim: usize) -> Option<u64> {
+        None
+    }
 }
 
 pub(crate) fn default_k() -> usize {

@@ -524,6 +524,10 @@ impl Ranker for HierConfig {
     fn is_iterative(&self) -> bool {
         false
     }
+
+    fn statistics(&self) -> &'static [&'static str] {
+        &["classifier_iterations", "classifier_gradient"]
+    }
 }
 
 /// The `hier` entry of the solver list.

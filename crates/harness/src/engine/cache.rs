@@ -713,6 +713,32 @@ impl Cache {
             .write_all(lines.as_bytes())
     }
 
+    /// Adds the witnesses of `other` this cache lacks (an archive carries its cells'
+    /// witnesses, so a re-stamp on another clone has the same evidence). Returns how many.
+    pub fn merge_witnesses(&self, other: &Cache) -> std::io::Result<usize> {
+        use std::io::Write as _;
+        let theirs = std::fs::read_to_string(other.root.join(EQUIVALENT_CODE)).unwrap_or_default();
+        let ours = std::fs::read_to_string(self.root.join(EQUIVALENT_CODE)).unwrap_or_default();
+        let known: std::collections::BTreeSet<&str> = ours.lines().collect();
+        let mut seen = std::collections::BTreeSet::new();
+        let new: Vec<&str> = theirs
+            .lines()
+            .filter(|l| serde_json::from_str::<(String, String, String)>(l).is_ok())
+            .filter(|l| !known.contains(l) && seen.insert(*l))
+            .collect();
+        if new.is_empty() {
+            return Ok(0);
+        }
+        std::fs::create_dir_all(&self.root)?;
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.root.join(EQUIVALENT_CODE))?;
+        let text: String = new.iter().map(|l| format!("{l}\n")).collect();
+        f.write_all(text.as_bytes())?;
+        Ok(new.len())
+    }
+
     pub fn put(&self, r: &CellResult) -> std::io::Result<()> {
         let cell = serde_json::to_value(r).map_err(std::io::Error::other)?;
         let stored = Stored {
@@ -1009,6 +1035,26 @@ mod tests {
         f.set_modified(std::time::SystemTime::now() - STALE_AFTER * 2)
             .unwrap();
         assert!(cache.holder(&remote).is_none());
+    }
+
+    #[test]
+    fn witnesses_merge_into_another_cache_once_and_garbage_is_left_behind() {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (ca, cb) = (Cache::at(a.path()), Cache::at(b.path()));
+        let code = |fp: &str| BTreeMap::from([("solver".to_string(), fp.to_string())]);
+        ca.witness_equivalent(&code("a"), &code("b")).unwrap();
+        ca.witness_equivalent(&code("b"), &code("c")).unwrap();
+        cb.witness_equivalent(&code("b"), &code("c")).unwrap();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(a.path().join(EQUIVALENT_CODE))
+            .and_then(|mut f| std::io::Write::write_all(&mut f, b"not json\n"))
+            .unwrap();
+        assert_eq!(cb.merge_witnesses(&ca).unwrap(), 1);
+        assert_eq!(cb.merge_witnesses(&ca).unwrap(), 0);
+        assert_eq!(cb.equivalences(), ca.equivalences());
+        let text = std::fs::read_to_string(b.path().join(EQUIVALENT_CODE)).unwrap();
+        assert_eq!(text.lines().count(), 2, "{text}");
     }
 
     #[test]

@@ -17,7 +17,7 @@ use crate::data::{DataContext, Resolved, provider};
 use crate::engine::cache::RESULT_FORMAT_VERSION;
 use crate::registry::{self, fingerprint};
 use crate::spec::profile::{Profile, resolve_value};
-use crate::spec::{LoadedSpec, SpecError, table_of};
+use crate::spec::{LoadedSpec, SpecError, bytes, table_of};
 use crate::tasks::{self, CELL_METRICS, CellProtocol, Metric, Task, TaskInput};
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -508,6 +508,94 @@ fn check_components(
     Ok(())
 }
 
+/// The memory cells may use: `DYAD_MEMORY` (bytes, or with a unit: `64G`, `512M`, `2T`) when
+/// set, for planning on another machine (a cluster's nodes); else this machine's total
+/// memory (`/proc/meminfo`); `None` where neither is known.
+pub fn memory_limit() -> Result<Option<u64>, String> {
+    if let Ok(v) = std::env::var("DYAD_MEMORY") {
+        return parse_bytes(&v)
+            .map(Some)
+            .ok_or_else(|| format!("DYAD_MEMORY = \"{v}\": expected bytes, e.g. 64G, 512M or 2T"));
+    }
+    let Ok(info) = std::fs::read_to_string("/proc/meminfo") else {
+        return Ok(None);
+    };
+    Ok(info.lines().find_map(|l| {
+        let kb = l.strip_prefix("MemTotal:")?.trim().strip_suffix("kB")?;
+        kb.trim().parse::<u64>().ok()?.checked_mul(1024)
+    }))
+}
+
+/// `64G`, `512M`, `2T`, `1.5G`, `100000` (binary units: K = 1024).
+fn parse_bytes(v: &str) -> Option<u64> {
+    let v = v.trim();
+    let t = v.trim_end_matches(['B', 'b']).trim_end_matches(['i']);
+    let (num, unit) = match t.char_indices().last()? {
+        (i, c) if c.is_ascii_alphabetic() => (&t[..i], c.to_ascii_uppercase()),
+        _ => (t, ' '),
+    };
+    let scale = match unit {
+        ' ' => 1u64,
+        'K' => 1 << 10,
+        'M' => 1 << 20,
+        'G' => 1 << 30,
+        'T' => 1 << 40,
+        _ => return None,
+    };
+    let x: f64 = num.trim().parse().ok()?;
+    (x.is_finite() && x > 0.0 && x * (scale as f64) < u64::MAX as f64)
+        .then_some((x * scale as f64) as u64)
+}
+
+/// Every (data set, solver) cell's memory estimate ([`CellProtocol::memory`], a lower
+/// bound) against the memory cells may use ([`memory_limit`]): a cell that would exhaust it
+/// is refused at its solver's line before anything is allocated.
+fn check_memory(
+    spec: &LoadedSpec,
+    protocol: &dyn CellProtocol,
+    datasets: &[DatasetInstance],
+    solvers: &[SolverInstance],
+    entry_of: &[usize],
+) -> Result<(), SpecError> {
+    let limit = memory_limit().map_err(|e| spec.error(e))?;
+    let Some(limit) = limit else {
+        return Ok(());
+    };
+    for (sv, &si) in solvers.iter().zip(entry_of) {
+        let on = datasets
+            .iter()
+            .filter(|d| sv.datasets.is_empty() || sv.datasets.contains(&d.id));
+        for d in on {
+            let Some(m) = protocol.memory(sv, d) else {
+                continue;
+            };
+            let total = m.total();
+            if total > limit {
+                let parts: Vec<String> = m
+                    .parts
+                    .iter()
+                    .filter(|(_, b)| *b > 0)
+                    .map(|(what, b)| format!("{what}: {}", bytes(*b as f64)))
+                    .collect();
+                return Err(spec.error_at_key(
+                    &["solvers", &si.to_string(), "name"],
+                    format!(
+                        "solver `{}` on `{}`: one cell needs at least {} ({}), more than the {} \
+                         cells may use (this machine's memory; set DYAD_MEMORY to plan for \
+                         another)",
+                        sv.label,
+                        d.id,
+                        bytes(total as f64),
+                        parts.join("; "),
+                        bytes(limit as f64)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Expand `spec` for `profile`. Resolving data sets reads no data when their content
 /// identity is already known.
 pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Plan, SpecError> {
@@ -741,7 +829,9 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
         )));
     }
     check_components(spec, &datasets, &solvers, &entry_of)?;
+    check_memory(spec, protocol.as_ref(), &datasets, &solvers, &entry_of)?;
     check_names(spec, profile, &datasets, &solvers)?;
+    crate::analysis::names::check_planned(spec, profile, task, protocol.as_ref(), &solvers)?;
 
     let task_fp = fingerprint(task.sources());
     let mut plan = Plan {
@@ -978,6 +1068,19 @@ fn check_names(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn memory_sizes_parse_with_binary_units_and_refuse_nonsense() {
+        assert_eq!(parse_bytes("100000"), Some(100_000));
+        assert_eq!(parse_bytes("512M"), Some(512 << 20));
+        assert_eq!(parse_bytes("64G"), Some(64 << 30));
+        assert_eq!(parse_bytes("64GiB"), Some(64 << 30));
+        assert_eq!(parse_bytes("1.5g"), Some(3 << 29));
+        assert_eq!(parse_bytes("2T"), Some(2 << 40));
+        for bad in ["", "G", "64Q", "-1G", "0", "nanG", "1e30T"] {
+            assert_eq!(parse_bytes(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn grid_points_are_the_cartesian_product() {

@@ -120,7 +120,7 @@ pub const MAX_GRID_POINTS: u64 = 100_000;
 pub const MAX_K: i64 = 10_000;
 
 /// `b` bytes in the largest unit that keeps a number of at least 1.
-fn bytes(b: f64) -> String {
+pub(crate) fn bytes(b: f64) -> String {
     let units = ["B", "KB", "MB", "GB", "TB", "PB"];
     let i = ((b.max(1.0).log10() / 3.0).floor() as usize).min(units.len() - 1);
     format!("{:.0} {}", b / 1000f64.powi(i as i32), units[i])

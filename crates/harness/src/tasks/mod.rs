@@ -143,6 +143,21 @@ pub struct Carry {
     pub why: &'static str,
 }
 
+/// A lower bound on a cell's memory, as named parts (bytes each).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Memory {
+    pub parts: Vec<(String, u64)>,
+}
+
+impl Memory {
+    /// The parts' sum (saturating).
+    pub fn total(&self) -> u64 {
+        self.parts
+            .iter()
+            .fold(0u64, |a, (_, b)| a.saturating_add(*b))
+    }
+}
+
 /// What a task sees of a spec when its plan is built.
 pub struct TaskInput<'a> {
     pub spec: &'a LoadedSpec,
@@ -186,6 +201,18 @@ pub trait CellProtocol: Send + Sync {
     /// known to have, kinds of labels).
     fn check_data(&self, _data: &DatasetInstance) -> Result<(), String> {
         Ok(())
+    }
+    /// A lower bound on the memory one cell of `solver` on `data` takes, in parts, where the
+    /// data set's shape tells (planning refuses a cell that would exceed the machine's
+    /// memory). Default: unknown.
+    fn memory(&self, _solver: &SolverInstance, _data: &DatasetInstance) -> Option<Memory> {
+        None
+    }
+    /// Metric names its cells of `solver` record besides the task's [`Task::metrics`] (a
+    /// model's own statistics, when the protocol records them): the names a spec may read,
+    /// checked at plan time. Default: none.
+    fn declared_metrics(&self, _solver: &SolverInstance) -> Vec<&'static str> {
+        Vec::new()
     }
     /// The sets it records, the primary (reported) set first.
     fn sets(&self) -> Vec<String>;

@@ -86,7 +86,7 @@
 //! lines), and the paired differences are what the claims judge (`greater` is paired by
 //! repeat).
 
-use super::{CellOutput, CellProtocol, CellRun, Headline, Metric, Task, TaskInput};
+use super::{CellOutput, CellProtocol, CellRun, Headline, Memory, Metric, Task, TaskInput};
 use crate::cache::{Coord, Record};
 use crate::plan::{DatasetInstance, SolverInstance};
 use crate::profile::PerProfile;
@@ -768,6 +768,21 @@ fn tuned_values(solver: &SolverInstance, candidate: &serde_json::Value) -> Vec<(
 impl CellProtocol for PairRankingCell {
     fn canonical(&self, solver: &SolverInstance) -> serde_json::Value {
         serde_json::to_value(self.for_solver(solver)).expect("serializable")
+    }
+
+    /// The ranker's ([`PairRanker::memory`]) on the examples it sees: every row of the data
+    /// set, or `max_points` of them (the methods are transductive).
+    fn memory(&self, solver: &SolverInstance, d: &DatasetInstance) -> Option<Memory> {
+        let shape = d.resolved.shape.as_ref()?;
+        let n = self.max_points.map_or(shape.rows, |m| m.min(shape.rows));
+        let built = solver.built()?;
+        let bytes = built.family::<dyn PairRanker>()?.memory(n, shape.dim)?;
+        Some(Memory {
+            parts: vec![(
+                format!("the ranker on {n} examples of {} features", shape.dim),
+                bytes,
+            )],
+        })
     }
 
     fn check_data(&self, d: &DatasetInstance) -> Result<(), String> {

@@ -5,17 +5,17 @@
 //! of steps (and any tuned hyper-parameters) is chosen on a per-class hold-out of the training
 //! set and the ranker is retrained on the whole training set for that many steps.
 
-use super::{CellOutput, CellProtocol, CellRun, Headline, Metric, Task, TaskInput};
+use super::{CellOutput, CellProtocol, CellRun, Headline, Memory, Metric, Task, TaskInput};
 use crate::cache::Record;
 use crate::plan::{DatasetInstance, SolverInstance};
 use crate::profile::PerProfile;
 use crate::registry::RANKER;
 use crate::spec::SpecError;
 use dyad_core::data::holdout_per_class;
-use dyad_core::metrics::evaluate_retrieval;
+use dyad_core::metrics::{QUERY_BLOCK, evaluate_retrieval};
 use dyad_core::{Checkpoint, Control, LabeledSet, Observer, Schedule, Scorer, derive_seed, seeded};
 use dyad_datasets::imagenet::MultiLabelSet;
-use dyad_datasets::provider::{Data, kinds};
+use dyad_datasets::provider::{Data, Shape, kinds};
 use dyad_datasets::web::WebData;
 use dyad_kernels::{AlgoError, Ranker};
 use serde::{Deserialize, Serialize};
@@ -404,6 +404,21 @@ impl CellProtocol for RankingCell {
         check_k_max(self, d)
     }
 
+    fn memory(&self, solver: &SolverInstance, d: &DatasetInstance) -> Option<Memory> {
+        memory(&self.for_solver(solver), solver, d)
+    }
+
+    /// The ranker's statistics ([`Ranker::statistics`]), when the cells record them.
+    fn declared_metrics(&self, solver: &SolverInstance) -> Vec<&'static str> {
+        if !self.model_statistics {
+            return Vec::new();
+        }
+        solver
+            .built()
+            .and_then(|b| b.family::<dyn Ranker>().map(|r| r.statistics().to_vec()))
+            .unwrap_or_default()
+    }
+
     fn sets(&self) -> Vec<String> {
         let primary = self.primary_set();
         let mut v = vec![primary.to_string()];
@@ -454,13 +469,8 @@ pub fn rankers<'a>(cell: &CellRun<'a>) -> Result<Vec<&'a dyn Ranker>, String> {
         .collect()
 }
 
-/// Whether each query of every evaluated set has at least `k_max` candidates (the other rows
-/// of its set), where the data set's class sizes are known: precision@k past the candidates
-/// would only count absent ones as misses (checked at plan time).
-fn check_k_max(cell: &RankingCell, d: &DatasetInstance) -> Result<(), String> {
-    let Some(shape) = &d.resolved.shape else {
-        return Ok(());
-    };
+/// The rows of `set` in a cell of `cell` on data of `shape`, where the class sizes say.
+fn set_rows(cell: &RankingCell, set: EvalSet, shape: &Shape) -> Option<usize> {
     let classes = shape
         .class_sizes
         .as_ref()
@@ -472,18 +482,27 @@ fn check_k_max(cell: &RankingCell, d: &DatasetInstance) -> Result<(), String> {
             max.map_or(n, |m| m.min(n))
         })
     };
-    for set in &cell.evaluate {
-        let rows = match (&cell.split, set) {
-            (SplitCell::PerClass { train, .. }, EvalSet::Train) => classes.map(|c| c * *train),
-            (SplitCell::PerClass { test, .. }, EvalSet::Test) => classes.map(|c| c * *test),
-            (SplitCell::Official { max_train, .. }, EvalSet::Train) => {
-                part(&shape.train_class_sizes, *max_train)
-            }
-            (SplitCell::Official { max_test, .. }, EvalSet::Test) => {
-                part(&shape.test_class_sizes, *max_test)
-            }
-        };
-        if let Some(rows) = rows
+    match (&cell.split, set) {
+        (SplitCell::PerClass { train, .. }, EvalSet::Train) => classes.map(|c| c * *train),
+        (SplitCell::PerClass { test, .. }, EvalSet::Test) => classes.map(|c| c * *test),
+        (SplitCell::Official { max_train, .. }, EvalSet::Train) => {
+            part(&shape.train_class_sizes, *max_train)
+        }
+        (SplitCell::Official { max_test, .. }, EvalSet::Test) => {
+            part(&shape.test_class_sizes, *max_test)
+        }
+    }
+}
+
+/// Whether each query of every evaluated set has at least `k_max` candidates (the other rows
+/// of its set), where the data set's class sizes are known: precision@k past the candidates
+/// would only count absent ones as misses (checked at plan time).
+fn check_k_max(cell: &RankingCell, d: &DatasetInstance) -> Result<(), String> {
+    let Some(shape) = &d.resolved.shape else {
+        return Ok(());
+    };
+    for &set in &cell.evaluate {
+        if let Some(rows) = set_rows(cell, set, shape)
             && cell.k_max >= rows
         {
             return Err(format!(
@@ -498,6 +517,38 @@ fn check_k_max(cell: &RankingCell, d: &DatasetInstance) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// A lower bound on one cell's memory: the learner's ([`Ranker::memory`], for the training
+/// rows where the class sizes give them, else for none) and the evaluation's, per set
+/// (a block of [`QUERY_BLOCK`] queries' scores and precision@1..k_max of every query).
+fn memory(cell: &RankingCell, solver: &SolverInstance, d: &DatasetInstance) -> Option<Memory> {
+    let shape = d.resolved.shape.as_ref()?;
+    let built = solver.built()?;
+    let ranker = built.family::<dyn Ranker>()?;
+    let train = set_rows(cell, EvalSet::Train, shape);
+    let learner = ranker.memory(train.unwrap_or(0), shape.dim).unwrap_or(0);
+    let evaluation = cell
+        .evaluate
+        .iter()
+        .filter_map(|&set| set_rows(cell, set, shape))
+        .map(|n| dyad_kernels::dense_bytes(n, QUERY_BLOCK + cell.k_max))
+        .max()
+        .unwrap_or(0);
+    Some(Memory {
+        parts: vec![
+            (
+                match train {
+                    Some(n) => {
+                        format!("the learner on {n} training rows of {} features", shape.dim)
+                    }
+                    None => format!("the learner on {} features", shape.dim),
+                },
+                learner,
+            ),
+            ("the evaluation".to_string(), evaluation),
+        ],
+    })
 }
 
 /// Whether a data set's known class sizes allow the split (checked at plan time).

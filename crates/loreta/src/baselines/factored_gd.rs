@@ -211,6 +211,15 @@ impl Ranker for FactoredGdConfig {
     fn is_iterative(&self) -> bool {
         true
     }
+
+    /// The factors `A`, `B`, `d x k` each.
+    fn memory(&self, _rows: usize, dim: usize) -> Option<u64> {
+        crate::factor_memory(self.rank, self.memory, dim, 2)
+    }
+
+    fn statistics(&self) -> &'static [&'static str] {
+        crate::model::LowRankModel::STATISTICS
+    }
 }
 
 /// The `factored-gd` entry of the solver list.

@@ -410,7 +410,32 @@ impl Ranker for InfogainSelectedConfig {
     fn is_iterative(&self) -> bool {
         true
     }
+
+    /// The full model's on the selected features.
+    fn memory(&self, rows: usize, dim: usize) -> Option<u64> {
+        let width = self.n_features.min(dim);
+        match &self.model {
+            FullModel::Oasis(c) => c.memory(rows, width),
+            FullModel::Lego(c) => c.memory(rows, width),
+        }
+    }
+
+    fn statistics(&self) -> &'static [&'static str] {
+        match &self.model {
+            FullModel::Oasis(_) => SELECTED_OASIS_STATISTICS,
+            FullModel::Lego(_) => &["selected_features"],
+        }
+    }
 }
+
+/// OASIS's statistics ([`BilinearModel::STATISTICS`]) and the selected width.
+const SELECTED_OASIS_STATISTICS: &[&str] = &[
+    "symmetry_index",
+    "symmetry_index_spectral",
+    "symmetry_index_minus_identity",
+    "model_bytes",
+    "selected_features",
+];
 
 #[cfg(test)]
 mod tests {

@@ -161,6 +161,15 @@ impl Ranker for NaivePsdGdConfig {
     fn is_iterative(&self) -> bool {
         true
     }
+
+    /// The factor `Y`, `d x k`.
+    fn memory(&self, _rows: usize, dim: usize) -> Option<u64> {
+        crate::factor_memory(self.rank, self.memory, dim, 1)
+    }
+
+    fn statistics(&self) -> &'static [&'static str] {
+        crate::model::LowRankModel::STATISTICS
+    }
 }
 
 /// The `naive-psd-gd` entry of the solver list.

@@ -616,7 +616,14 @@ impl Task for GeneFunctionTask {
         FUNCTION_HEADLINE
     }
     fn coordinates(&self) -> &'static [&'static str] {
-        &["category", "category_size", "fold", "scale", "auc"]
+        &[
+            "category",
+            "category_size",
+            "fold",
+            "scale",
+            "auc",
+            "similarity",
+        ]
     }
     fn sources(&self) -> &'static [&'static str] {
         &[
