@@ -64,7 +64,7 @@ pub struct SolverInstance {
     pub series: String,
     /// This instance's grid point (empty without a grid).
     pub grid_point: toml::Table,
-    /// Resolved parameters as written (the learner is rebuilt from them when run).
+    /// Resolved parameters as written.
     pub params: toml::Value,
     /// Canonical parameters, defaults filled in.
     pub canonical: serde_json::Value,
@@ -74,6 +74,9 @@ pub struct SolverInstance {
     /// Candidate parameters tuned inside each cell (empty: nothing to tune). Each is the full
     /// parameter table (fixed parameters and grid point included).
     pub tune: Vec<toml::Value>,
+    /// The learner built from `params` once, at plan time, and those of the tuned
+    /// candidates (in `tune`'s order; empty without tuning): what its cells run.
+    pub learner: std::sync::Arc<Learners>,
     /// Data set ids this solver runs on (empty: all).
     pub datasets: Vec<String>,
     /// The solver's own checkpoint grid, if the spec gives one.
@@ -109,12 +112,34 @@ pub struct Plan {
     pub cells: Vec<Cell>,
 }
 
+/// A solver instance's learners, built once when it is planned.
+pub struct Learners {
+    /// From the instance's parameters.
+    pub main: registry::BuiltSolver,
+    /// From each tuned candidate's (empty without tuning).
+    pub tuned: Vec<registry::BuiltSolver>,
+}
+
+impl std::fmt::Debug for Learners {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Learners(1 + {} tuned)", self.tuned.len())
+    }
+}
+
 impl SolverInstance {
-    /// The learner built from its resolved parameters: what the sanity checks ask for its
-    /// stated properties (its start, whether it starts constant). `None` when its parameters
-    /// no longer build (planning refuses those, so only for hand-made plans).
-    pub fn built(&self) -> Option<dyad_kernels::solver::BuiltSolver> {
-        crate::registry::solver(self.name).and_then(|e| (e.build)(self.params.clone()).ok())
+    /// The learner built from its resolved parameters (at plan time): what planning and the
+    /// sanity checks ask for its stated properties (its start, its memory, its statistics).
+    pub fn built(&self) -> Option<&registry::BuiltSolver> {
+        Some(&self.learner.main)
+    }
+
+    /// What a cell runs: the tuned candidates, or the one learner without tuning.
+    pub fn candidates(&self) -> &[registry::BuiltSolver] {
+        if self.learner.tuned.is_empty() {
+            std::slice::from_ref(&self.learner.main)
+        } else {
+            &self.learner.tuned
+        }
     }
 }
 
@@ -745,6 +770,7 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
             })?;
             let mut tune = Vec::new();
             let mut tune_canonical = Vec::new();
+            let mut tuned = Vec::new();
             for candidate in grid_points(&tune_grid) {
                 if candidate.is_empty() {
                     continue;
@@ -760,11 +786,12 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
                         format!("solver `{}` (tuned candidate): {e}", entry.name),
                     )
                 })?;
-                tune_canonical.push(b.canonical);
+                tune_canonical.push(b.canonical.clone());
                 tune.push(full);
+                tuned.push(b);
             }
             let canonical = if tune.is_empty() {
-                built.canonical
+                built.canonical.clone()
             } else {
                 json!({ "params": built.canonical, "tune": tune_canonical })
             };
@@ -787,6 +814,7 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
                 fingerprint: fp.clone(),
                 iterative: built.iterative,
                 tune,
+                learner: std::sync::Arc::new(Learners { main: built, tuned }),
                 datasets: sv.datasets.clone(),
                 checkpoints: own_checkpoints.clone(),
                 select_steps: sv.early_stopping,

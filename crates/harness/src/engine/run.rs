@@ -12,7 +12,6 @@ use crate::engine::cache::{
 };
 use crate::engine::plan::Plan;
 use crate::engine::provenance::{DYAD_VERSION, git_commit};
-use crate::registry;
 use crate::tasks::CellRun;
 use std::collections::{BTreeMap, HashMap};
 use std::io::IsTerminal;
@@ -608,18 +607,11 @@ fn run_cell(plan: &Plan, ci: usize, loaded: &Data, start: Instant) -> Result<Cel
     let cell = &plan.cells[ci];
     let sv = &plan.solvers[cell.solver];
     let d = &plan.datasets[cell.dataset];
-    let entry = registry::solver(sv.name).ok_or("solver vanished from registry")?;
-    let build = |p: &toml::Value| (entry.build)(p.clone()).map_err(|e| e.to_string());
-    let built: Vec<_> = if sv.tune.is_empty() {
-        vec![build(&sv.params)?]
-    } else {
-        sv.tune.iter().map(build).collect::<Result<_, _>>()?
-    };
     let out = plan.protocol.run(&CellRun {
         data: loaded,
         dataset: &d.id,
         solver: sv,
-        candidates: &built,
+        candidates: sv.candidates(),
         seed: plan.seed,
         repeat: cell.repeat,
     })?;
@@ -639,7 +631,9 @@ fn run_cell(plan: &Plan, ci: usize, loaded: &Data, start: Instant) -> Result<Cel
         eval_seconds: out.eval_seconds,
         wall_seconds: start.elapsed().as_secs_f64(),
         selected_step: out.selected_step,
-        tuned: out.selected_candidate.map(|i| built[i].canonical.clone()),
+        tuned: out
+            .selected_candidate
+            .map(|i| sv.candidates()[i].canonical.clone()),
         git_commit: git_commit().to_string(),
         dyad_version: DYAD_VERSION.to_string(),
         code: cell.code.clone(),
