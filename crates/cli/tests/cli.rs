@@ -258,6 +258,56 @@ fn a_run_limited_to_one_solver_computes_its_cells_and_a_full_run_the_rest() {
 /// `dyad prune` lists the cells no spec refers to any more (here: a solver's parameter
 /// changed), deletes them with `--delete` and keeps every cell a spec still uses; it refuses
 /// when real data read before resolves to its stand-in (those cells would look orphaned).
+/// `DYAD_MEMORY` plans for another machine's memory: a value that is no size is one error
+/// (not one per spec), and a size too small for a cell refuses it at its solver's line.
+#[test]
+fn dyad_memory_plans_for_another_machine() {
+    let ws = Ws::new(&spec(2, 2000));
+    std::fs::write(
+        ws.dir.path().join("experiments/demo/twin.toml"),
+        spec(2, 2000),
+    )
+    .unwrap();
+    let o = ws
+        .cmd(&["plan", "--profile", "quick"])
+        .env("DYAD_MEMORY", "64Q")
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert_eq!(
+        stderr(&o)
+            .matches("DYAD_MEMORY = \"64Q\": expected bytes")
+            .count(),
+        1,
+        "{}",
+        stderr(&o)
+    );
+    let o = ws
+        .cmd(&["plan", "demo/fig", "--profile", "quick"])
+        .env("DYAD_MEMORY", "1K")
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let line = spec(2, 2000)
+        .lines()
+        .position(|l| l == "name = \"oasis\"")
+        .unwrap()
+        + 1;
+    assert!(
+        stderr(&o).contains(&format!(
+            "fig.toml:{line}: solver `OASIS` on `c10`: one cell needs at least"
+        )) && stderr(&o).contains("more than the 1 KB cells may use"),
+        "{}",
+        stderr(&o)
+    );
+    let o = ws
+        .cmd(&["plan", "demo/fig", "--profile", "quick"])
+        .env("DYAD_MEMORY", "64G")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
 #[test]
 fn prune_lists_and_deletes_only_cells_no_spec_refers_to() {
     let ws = Ws::new(&spec(2, 200));

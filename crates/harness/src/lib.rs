@@ -183,6 +183,8 @@ impl Workspace {
         profile: Profile,
         ctx: &DataContext,
     ) -> Result<Vec<Plan>, HarnessError> {
+        // A bad `DYAD_MEMORY` is one error, not one per spec.
+        engine::plan::memory_limit().map_err(HarnessError::Other)?;
         let mut plans = Vec::new();
         let mut errors = Vec::new();
         for s in specs {
