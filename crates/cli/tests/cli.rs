@@ -268,11 +268,12 @@ fn dyad_memory_plans_for_another_machine() {
         spec(2, 2000),
     )
     .unwrap();
-    let o = ws
-        .cmd(&["plan", "--profile", "quick"])
-        .env("DYAD_MEMORY", "64Q")
-        .output()
-        .unwrap();
+    let plan = |memory: &str, targets: &[&str]| {
+        let mut args = vec!["plan", "--profile", "quick"];
+        args.extend_from_slice(targets);
+        ws.cmd(&args).env("DYAD_MEMORY", memory).output().unwrap()
+    };
+    let o = plan("64Q", &[]);
     assert!(!o.status.success());
     assert_eq!(
         stderr(&o)
@@ -282,11 +283,7 @@ fn dyad_memory_plans_for_another_machine() {
         "{}",
         stderr(&o)
     );
-    let o = ws
-        .cmd(&["plan", "demo/fig", "--profile", "quick"])
-        .env("DYAD_MEMORY", "1K")
-        .output()
-        .unwrap();
+    let o = plan("1K", &["demo/fig"]);
     assert!(!o.status.success());
     let line = spec(2, 2000)
         .lines()
@@ -300,11 +297,7 @@ fn dyad_memory_plans_for_another_machine() {
         "{}",
         stderr(&o)
     );
-    let o = ws
-        .cmd(&["plan", "demo/fig", "--profile", "quick"])
-        .env("DYAD_MEMORY", "64G")
-        .output()
-        .unwrap();
+    let o = plan("64G", &["demo/fig"]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
