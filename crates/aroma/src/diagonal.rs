@@ -311,6 +311,7 @@ pub const SOLVER: dyad_kernels::SolverEntry = dyad_kernels::SolverEntry {
     description: "diagonal AROMA (Algorithm 1): AROW on vec(q p^T) with one variance per entry of W, W0 = 0",
     family: dyad_kernels::solver::RANKER,
     version: 1,
+    machine_tolerance: 0.0,
     build: dyad_kernels::solver::ranker::<DiagonalAromaConfig>,
 };
 

@@ -539,6 +539,7 @@ pub const SOLVER: dyad_kernels::SolverEntry = dyad_kernels::SolverEntry {
     description: "factored AROMA (Algorithm 2): covariance Omega (x) Lambda, W0 = 0, Omega0 = Lambda0 = I",
     family: dyad_kernels::solver::RANKER,
     version: 1,
+    machine_tolerance: 0.0,
     build: dyad_kernels::solver::ranker::<FactoredAromaConfig>,
 };
 

@@ -313,6 +313,7 @@ pub const SOLVER_GO_SIM: dyad_kernels::SolverEntry = dyad_kernels::SolverEntry {
     description: "Schlicker's functional similarity on binarised activations (P >= 0.5) over the nervous-system categories, with simRel from the ontology's information content (spec §2.8)",
     family: crate::GENE_SIMILARITY,
     version: 1,
+    machine_tolerance: 0.0,
     build: crate::gene_similarity_solver::<GoSimConfig>,
 };
 
@@ -323,6 +324,7 @@ pub const SOLVER_FLAT_SIM: dyad_kernels::SolverEntry = dyad_kernels::SolverEntry
     description: "cosine of the L2-normalised activation vectors over every category (spec §2.7)",
     family: crate::GENE_SIMILARITY,
     version: 1,
+    machine_tolerance: 0.0,
     build: crate::gene_similarity_solver::<FlatSimConfig>,
 };
 
@@ -333,6 +335,7 @@ pub const SOLVER_BOW_COSINE: dyad_kernels::SolverEntry = dyad_kernels::SolverEnt
     description: "cosine of the raw bag-of-visual-words counts (spec §2.9 baseline 1)",
     family: crate::GENE_SIMILARITY,
     version: 1,
+    machine_tolerance: 0.0,
     build: crate::gene_similarity_solver::<BowCosineConfig>,
 };
 
@@ -343,6 +346,7 @@ pub const SOLVER_COARSE_CORRELATION: dyad_kernels::SolverEntry = dyad_kernels::S
     description: "Pearson correlation of the images averaged on a coarse co-registered grid: a location-dependent global correlation standing in for ABA's NeuroBlast (spec §2.9 baseline 2, §8 item 4)",
     family: crate::GENE_SIMILARITY,
     version: 1,
+    machine_tolerance: 0.0,
     build: crate::gene_similarity_solver::<CoarseCorrelationConfig>,
 };
 

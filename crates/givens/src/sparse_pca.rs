@@ -653,6 +653,7 @@ pub const SOLVER: dyad_kernels::SolverEntry = dyad_kernels::SolverEntry {
     // 2: also counts its FLOPs over the rows that can pass the threshold
     // (`flops_active_rows`, issue 42 §4); the all-rows count is unchanged.
     version: 2,
+    machine_tolerance: 0.0,
     build: crate::sparse_pca_solver::<GivensSpcaConfig>,
 };
 

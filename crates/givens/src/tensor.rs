@@ -545,6 +545,7 @@ pub const SOLVER: dyad_kernels::SolverEntry = dyad_kernels::SolverEntry {
     description: "Algorithm 3: Givens coordinate maximisation of sum_k T(u_k, u_k, u_k) over O_K with the closed-form angle; `lazy = true` is Algorithm 6 (entries from the samples) (spec §4.2-4.4)",
     family: crate::TENSOR_DECOMPOSITION,
     version: 1,
+    machine_tolerance: 0.0,
     build: crate::tensor_decomposer_solver::<GivensTensorConfig>,
 };
 

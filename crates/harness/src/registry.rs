@@ -57,6 +57,7 @@ pub static HARNESS_SOLVERS: Solvers = Solvers {
             description: "Python peer: plain NumPy/SciPy OASIS replaying dyad's triplets (peers/oasis_numpy.py)",
             family: RANKER,
             version: 1,
+            machine_tolerance: 0.0,
             build: peer::<OasisNumpyParams>,
         },
         SolverEntry {
@@ -65,6 +66,7 @@ pub static HARNESS_SOLVERS: Solvers = Solvers {
             description: "Python peer: metric-learn's LMNN (peers/lmnn_metric_learn.py)",
             family: RANKER,
             version: 1,
+            machine_tolerance: 0.0,
             build: peer::<LmnnMetricLearnParams>,
         },
         SolverEntry {
@@ -73,6 +75,7 @@ pub static HARNESS_SOLVERS: Solvers = Solvers {
             description: "Python peer: metric-learn's ITML, pairs drawn from the labels (peers/itml_metric_learn.py)",
             family: RANKER,
             version: 1,
+            machine_tolerance: 0.0,
             build: peer::<ItmlMetricLearnParams>,
         },
         SolverEntry {
@@ -81,6 +84,7 @@ pub static HARNESS_SOLVERS: Solvers = Solvers {
             description: "Python peer: plain NumPy LORETA-1 (Algorithms 4 and 7) replaying dyad's triplets, factors back (peers/loreta_numpy.py)",
             family: RANKER,
             version: 1,
+            machine_tolerance: 0.0,
             build: peer::<crate::peers::LoretaNumpyParams>,
         },
         SolverEntry {
@@ -89,6 +93,7 @@ pub static HARNESS_SOLVERS: Solvers = Solvers {
             description: "Python peer: online Riemannian SGD on Pymanopt's FixedRankEmbedded (its projection and retraction) replaying dyad's triplets (peers/loreta_pymanopt.py)",
             family: RANKER,
             version: 1,
+            machine_tolerance: 0.0,
             build: peer::<crate::peers::LoretaPymanoptParams>,
         },
         SolverEntry {
@@ -97,6 +102,7 @@ pub static HARNESS_SOLVERS: Solvers = Solvers {
             description: "Python peer: scikit-learn's SparsePCA (dictionary learning, l1 on the components) on the samples x genes matrix; its components are the loadings (peers/sparsepca_sklearn.py)",
             family: SPARSE_PCA,
             version: 1,
+            machine_tolerance: 0.0,
             build: crate::peers::sparse_pca_peer::<crate::peers::SparsePcaSklearnParams>,
         },
         SolverEntry {
@@ -105,6 +111,7 @@ pub static HARNESS_SOLVERS: Solvers = Solvers {
             description: "Python peer: TensorLy's robust symmetric tensor power iteration with deflation (symmetric_parafac_power_iteration) on the same whitened moment tensor (peers/tensor_power_tensorly.py)",
             family: TENSOR_DECOMPOSITION,
             version: 1,
+            machine_tolerance: 0.0,
             build: crate::peers::tensor_peer::<crate::peers::TensorPowerTensorlyParams>,
         },
         SolverEntry {
@@ -113,6 +120,7 @@ pub static HARNESS_SOLVERS: Solvers = Solvers {
             description: "one L2-regularised logistic regression per GO category (LIBLINEAR -s 0 objective, trust-region Newton), C chosen by nested 5 x 5 cross-validation over images; out-of-fold probabilities, held-out AUC, permutation p (spec §2.6); `words` and `pyramid` select the supplement's visual variants (§2.12)",
             family: ISH_CLASSIFIER,
             version: 1,
+            machine_tolerance: 0.0,
             build: dyad_funcish::ish_classifier_solver::<crate::funcish_lr::FuncIshLr>,
         },
     ],

@@ -23,6 +23,12 @@ pub struct SolverEntry {
     /// recompute. (The code fingerprint kept beside each cell is derived from the source of
     /// the solver's crate and its path dependencies; nothing to list here.)
     pub version: u32,
+    /// The largest difference in a recorded value that the same code on the same seed may show
+    /// between two machines: 0 for a solver whose values reproduce to the bit on any x86-64
+    /// machine; positive (with the reason beside it) for one whose kernels dispatch on the CPU
+    /// and whose training carries the rounding on. `dyad compare` explains a difference within
+    /// it as the machine's arithmetic (CI's fresh run against the committed reference).
+    pub machine_tolerance: f64,
     pub build: fn(toml::Value) -> Result<BuiltSolver, ParamError>,
 }
 

@@ -247,6 +247,7 @@ pub const SOLVER: dyad_kernels::SolverEntry = dyad_kernels::SolverEntry {
     description: "LORETA-1 on the multilabel ranking hinge: W (labels x features) of rank k scores every label of an example (spec §3.2, ImageNet)",
     family: dyad_kernels::solver::LABEL_RANKER,
     version: 1,
+    machine_tolerance: 0.0,
     build: dyad_kernels::solver::label_ranker::<LoretaLabelsConfig>,
 };
 

@@ -445,6 +445,7 @@ pub const SOLVER_LORETA: dyad_kernels::SolverEntry = dyad_kernels::SolverEntry {
     description: "LORETA-1: Riemannian SGD on rank-k matrices, W = A B^T, triplet ranking hinge (spec §2.3, §3.1); `memory` fixes features x rank",
     family: dyad_kernels::solver::RANKER,
     version: 1,
+    machine_tolerance: 0.0,
     build: dyad_kernels::solver::ranker::<LoretaConfig>,
 };
 
@@ -455,6 +456,7 @@ pub const SOLVER_LORETA_PSD: dyad_kernels::SolverEntry = dyad_kernels::SolverEnt
     description: "LORETA-1-PSD: W = Y Y^T of rank k (spec §2.5, [JMLR] Algorithm 5)",
     family: dyad_kernels::solver::RANKER,
     version: 1,
+    machine_tolerance: 0.0,
     build: dyad_kernels::solver::ranker::<LoretaPsdConfig>,
 };
 

@@ -110,6 +110,7 @@ pub const SOLVER: dyad_kernels::SolverEntry = dyad_kernels::SolverEntry {
     description: "Euclidean distance in feature space (no learning)",
     family: dyad_kernels::solver::RANKER,
     version: 1,
+    machine_tolerance: 0.0,
     build: dyad_kernels::solver::ranker::<EuclideanConfig>,
 };
 

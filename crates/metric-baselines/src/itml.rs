@@ -501,6 +501,7 @@ pub const SOLVER: dyad_kernels::SolverEntry = dyad_kernels::SolverEntry {
     description: "information-theoretic metric learning (Davis et al. 2007), Bregman projections cycling over label pairs; metric-learn's defaults",
     family: dyad_kernels::solver::RANKER,
     version: 1,
+    machine_tolerance: 0.0,
     build: dyad_kernels::solver::ranker::<ItmlConfig>,
 };
 

@@ -407,6 +407,7 @@ pub const SOLVER: dyad_kernels::SolverEntry = dyad_kernels::SolverEntry {
     description: "LogDet exact gradient online metric learning (Jain et al. 2008), relative-distance targets",
     family: dyad_kernels::solver::RANKER,
     version: 1,
+    machine_tolerance: 0.0,
     build: dyad_kernels::solver::ranker::<LegoConfig>,
 };
 

@@ -1107,6 +1107,7 @@ pub const SOLVER: dyad_kernels::SolverEntry = dyad_kernels::SolverEntry {
     description: "Large-margin nearest neighbour metric (Weinberger & Saul), projected subgradient; `active_set = true` is fast-LMNN",
     family: dyad_kernels::solver::RANKER,
     version: 1,
+    machine_tolerance: 0.0,
     build: dyad_kernels::solver::ranker::<LmnnConfig>,
 };
 

@@ -546,6 +546,7 @@ pub const SOLVER: dyad_kernels::SolverEntry = dyad_kernels::SolverEntry {
     description: "Metric learning by collapsing classes (Globerson & Roweis 2006), projected gradient",
     family: dyad_kernels::solver::RANKER,
     version: 1,
+    machine_tolerance: 0.0,
     build: dyad_kernels::solver::ranker::<McmlConfig>,
 };
 

@@ -174,6 +174,7 @@ pub const SOLVER: dyad_kernels::SolverEntry = dyad_kernels::SolverEntry {
     family: dyad_kernels::solver::RANKER,
     // 2: the density-chosen row kernels (oasis/kernel.rs) sum in another order.
     version: 2,
+    machine_tolerance: 0.0,
     build: dyad_kernels::solver::ranker::<DissimOasisConfig>,
 };
 

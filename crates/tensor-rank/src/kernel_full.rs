@@ -409,6 +409,7 @@ pub const SOLVER: dyad_kernels::SolverEntry = dyad_kernels::SolverEntry {
     family: crate::PAIR_RANKER,
     // 2: the model carries its stationarity residual (recorded as `stationarity`).
     version: 2,
+    machine_tolerance: 0.0,
     build: crate::pair_ranker_solver::<KernelRankConfig>,
 };
 

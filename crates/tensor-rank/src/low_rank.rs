@@ -533,6 +533,7 @@ pub const SOLVER: dyad_kernels::SolverEntry = dyad_kernels::SolverEntry {
     description: "low-rank KR, the paper's method: K = B Q B^T, p = 50, B0 = ones, gradient descent with Armijo steps (Eqs. 21-25, Algorithm 1)",
     family: crate::PAIR_RANKER,
     version: 1,
+    machine_tolerance: 0.0,
     build: crate::pair_ranker_solver::<LowRankKrConfig>,
 };
 

@@ -99,6 +99,7 @@ pub const SOLVER: dyad_kernels::SolverEntry = dyad_kernels::SolverEntry {
     description: "RankSVM on inequality and equality pairs, f(x) = w^T x, squared hinge + lambda ||w||^2 (Eqs. 12-14), finite Newton",
     family: crate::PAIR_RANKER,
     version: 1,
+    machine_tolerance: 0.0,
     build: crate::pair_ranker_solver::<RankSvmConfig>,
 };
 

@@ -137,6 +137,7 @@ pub const SOLVER: dyad_kernels::SolverEntry = dyad_kernels::SolverEntry {
     description: "semi-supervised RankSVM: lambda f^T L f on the kNN graph replaces ||w||^2 (Eq. 15), finite Newton",
     family: crate::PAIR_RANKER,
     version: 1,
+    machine_tolerance: 0.0,
     build: crate::pair_ranker_solver::<SsrConfig>,
 };
 

@@ -296,6 +296,7 @@ pub const SOLVER: dyad_kernels::SolverEntry = dyad_kernels::SolverEntry {
     // 2: steps that raise E beyond rounding are undone, iterates kept off each group's
     // constants (solver.rs, transductive.rs; tests/kr_consistency.rs).
     version: 2,
+    machine_tolerance: 0.0,
     build: crate::pair_ranker_solver::<TransductiveConfig>,
 };
 

@@ -537,6 +537,7 @@ pub const SOLVER: dyad_kernels::SolverEntry = dyad_kernels::SolverEntry {
     description: "hierarchical semantic indexing (Deng et al. 2011): one-vs-all logistic class probabilities compared through a class-tree similarity",
     family: dyad_kernels::solver::RANKER,
     version: 1,
+    machine_tolerance: 0.0,
     build: dyad_kernels::solver::ranker::<HierConfig>,
 };
 

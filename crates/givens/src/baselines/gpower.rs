@@ -854,6 +854,7 @@ pub const SOLVER: dyad_kernels::SolverEntry = dyad_kernels::SolverEntry {
     // non-zeros of T, the one FLOP rule of every method; and a second count over the rows
     // that can pass the threshold (`flops_active_rows`) (issue 42 §4).
     version: 2,
+    machine_tolerance: 0.0,
     build: crate::sparse_pca_solver::<GPowerConfig>,
 };
 

@@ -200,6 +200,7 @@ pub const SOLVER: dyad_kernels::SolverEntry = dyad_kernels::SolverEntry {
     description: "robust tensor power method (Anandkumar et al. 2012, Algorithm 1): `restarts` L, `iterations` N per restart and polish, deflation; one step = one component (spec §5.2)",
     family: crate::TENSOR_DECOMPOSITION,
     version: 1,
+    machine_tolerance: 0.0,
     build: crate::tensor_decomposer_solver::<TensorPowerConfig>,
 };
 

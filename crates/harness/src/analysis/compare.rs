@@ -23,7 +23,12 @@
 //! - only the **code fingerprint** of the task, solver or provider (its source files changed,
 //!   its version did not): **unexplained** — a change of results without a version bump;
 //! - **nothing**: **unexplained** — the same code on the same data gave other values
-//!   (nondeterminism, or another machine's arithmetic).
+//!   (nondeterminism, or another machine's arithmetic);
+//! - but a difference of at most the solver's declared `machine_tolerance`
+//!   ([`crate::registry::SolverEntry`]), every record, step and choice otherwise the same, is
+//!   **explained as the machine's arithmetic** whatever changed: a solver whose kernels
+//!   dispatch on the CPU (DR's candle products) reproduces to the bit on one machine only.
+//!   Solvers declaring 0 (all others) are compared to the bit.
 //!
 //! An unexplained difference makes `dyad compare` exit 1 and is named cell by cell.
 //!
@@ -41,7 +46,7 @@ use crate::HarnessError;
 use crate::analysis::claims;
 use crate::analysis::results::{ExperimentResults, Stat};
 use crate::analysis::stats::{self, Paired};
-use crate::engine::cache::{Cache, CellResult, changed_parts};
+use crate::engine::cache::{Cache, CellResult, Comparison, changed_parts};
 use crate::engine::plan::{Plan, cell_key};
 use crate::spec::{At, Selector};
 use serde::Serialize;
@@ -210,6 +215,9 @@ pub enum Explanation {
     Version,
     /// Other data under the same provider and parameters.
     Data,
+    /// Values within the solver's declared `machine_tolerance`, nothing else different: the
+    /// arithmetic of another machine (explained).
+    Machine,
     /// Code changed without a version bump: unexplained.
     CodeWithoutVersion,
     /// Nothing changed: unexplained.
@@ -218,7 +226,25 @@ pub enum Explanation {
 
 impl Explanation {
     pub fn explained(self) -> bool {
-        matches!(self, Explanation::Version | Explanation::Data)
+        matches!(
+            self,
+            Explanation::Version | Explanation::Data | Explanation::Machine
+        )
+    }
+
+    /// What explains a pair that differs: its changes ([`Self::of`]), unless the values differ
+    /// by at most the solver's `machine_tolerance` (positive) and in nothing else.
+    fn of_pair(changes: &[Change], cmp: &Comparison, machine_tolerance: f64) -> Self {
+        let explanation = Self::of(changes);
+        let within = machine_tolerance > 0.0
+            && cmp.max_abs <= machine_tolerance
+            && cmp.removed == 0
+            && cmp.other.is_empty();
+        if !explanation.explained() && within {
+            Explanation::Machine
+        } else {
+            explanation
+        }
     }
 
     fn of(changes: &[Change]) -> Self {
@@ -504,7 +530,10 @@ fn cell_line(plan: &Plan, ci: usize, a: Option<&CellResult>, b: Option<&CellResu
             line.status = if cmp.identical() {
                 Status::Identical
             } else {
-                line.explanation = Some(Explanation::of(&line.changes));
+                let tolerance = (b.canonical["solver"]["name"].as_str())
+                    .and_then(crate::registry::solver)
+                    .map_or(0.0, |e| e.machine_tolerance);
+                line.explanation = Some(Explanation::of_pair(&line.changes, &cmp, tolerance));
                 Status::Differs
             };
             line.values = Some(cmp.to_string());
@@ -735,7 +764,7 @@ pub fn render(r: &Report) -> String {
         }
         let _ = writeln!(s, "\n{title}:");
         for c in lines {
-            let why = if c.changes.is_empty() {
+            let mut why = if c.changes.is_empty() {
                 "nothing changed: same versions, same code, same data".to_string()
             } else {
                 c.changes
@@ -744,6 +773,12 @@ pub fn render(r: &Report) -> String {
                     .collect::<Vec<_>>()
                     .join(", ")
             };
+            if c.explanation == Some(Explanation::Machine) {
+                why.push_str(
+                    "; within the solver's declared machine tolerance (its kernels dispatch on \
+                     the CPU): another machine's arithmetic",
+                );
+            }
             let _ = writeln!(
                 s,
                 "  {}: {} — {why}",
@@ -854,7 +889,7 @@ pub fn render(r: &Report) -> String {
         "\n{}",
         if unexplained.is_empty() {
             format!(
-                "OK: no unexplained difference ({differ} explained by a version bump or other data)"
+                "OK: no unexplained difference ({differ} explained by a version bump, other data or a machine tolerance)"
             )
         } else {
             format!(
@@ -933,6 +968,33 @@ mod tests {
         );
         assert_eq!(of(&[]), Explanation::Nothing);
         assert!(of(&[version]).explained() && of(&[data]).explained());
-        assert!(!of(&[code]).explained() && !of(&[]).explained());
+        let code = std::slice::from_ref(&code);
+        assert!(!of(code).explained() && !of(&[]).explained());
+
+        // A solver's declared machine tolerance explains values that differ by at most it,
+        // and nothing else: not a larger difference, a removed record, another chosen step,
+        // nor any difference of a solver declaring 0.
+        let small = Comparison {
+            shared: 28,
+            differ: 3,
+            max_abs: 1.1e-6,
+            ..Comparison::default()
+        };
+        let pair = |c: &[Change], cmp: &Comparison, tol| Explanation::of_pair(c, cmp, tol);
+        assert_eq!(pair(code, &small, 1e-4), Explanation::Machine);
+        assert_eq!(pair(&[], &small, 1e-4), Explanation::Machine);
+        assert!(pair(&[], &small, 1e-4).explained());
+        assert_eq!(pair(code, &small, 0.0), Explanation::CodeWithoutVersion);
+        assert_eq!(pair(&[], &small, 1e-7), Explanation::Nothing);
+        let removed = Comparison {
+            removed: 1,
+            ..small.clone()
+        };
+        assert_eq!(pair(&[], &removed, 1e-4), Explanation::Nothing);
+        let step = Comparison {
+            other: vec!["selected step 10 → 20".into()],
+            ..small.clone()
+        };
+        assert_eq!(pair(&[], &step, 1e-4), Explanation::Nothing);
     }
 }

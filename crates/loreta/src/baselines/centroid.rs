@@ -121,6 +121,7 @@ pub const SOLVER: dyad_kernels::SolverEntry = dyad_kernels::SolverEntry {
     description: "scores each label by the cosine of the example and the label's training centroid (nearest class mean)",
     family: dyad_kernels::solver::LABEL_RANKER,
     version: 1,
+    machine_tolerance: 0.0,
     build: dyad_kernels::solver::label_ranker::<CentroidConfig>,
 };
 

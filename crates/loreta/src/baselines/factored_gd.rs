@@ -229,6 +229,7 @@ pub const SOLVER: dyad_kernels::SolverEntry = dyad_kernels::SolverEntry {
     description: "simultaneous gradient steps on A and B of W = A B^T (spec §4 B1; the papers found it unstable and did not plot it)",
     family: dyad_kernels::solver::RANKER,
     version: 1,
+    machine_tolerance: 0.0,
     build: dyad_kernels::solver::ranker::<FactoredGdConfig>,
 };
 

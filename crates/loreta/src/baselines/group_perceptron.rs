@@ -231,6 +231,7 @@ pub const SOLVER: dyad_kernels::SolverEntry = dyad_kernels::SolverEntry {
     description: "(2,1)-norm online mirror descent, groups = feature columns (spec §4 B9, [EXT] reconstruction)",
     family: dyad_kernels::solver::LABEL_RANKER,
     version: 1,
+    machine_tolerance: 0.0,
     build: dyad_kernels::solver::label_ranker::<GroupPerceptronConfig>,
 };
 

@@ -321,6 +321,7 @@ pub const SOLVER_ITERATIVE_PA: dyad_kernels::SolverEntry = dyad_kernels::SolverE
     description: "PA-I alternating over the factors A and B (spec §4 B3, sequential)",
     family: dyad_kernels::solver::RANKER,
     version: 1,
+    machine_tolerance: 0.0,
     build: dyad_kernels::solver::ranker::<IterativePaConfig>,
 };
 
@@ -331,6 +332,7 @@ pub const SOLVER_ITERATIVE_PA_LABELS: dyad_kernels::SolverEntry = dyad_kernels::
     description: "iterative PA on the multilabel ranking hinge (spec §4 B3, ImageNet)",
     family: dyad_kernels::solver::LABEL_RANKER,
     version: 1,
+    machine_tolerance: 0.0,
     build: dyad_kernels::solver::label_ranker::<IterativePaConfig>,
 };
 

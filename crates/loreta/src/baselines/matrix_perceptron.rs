@@ -200,6 +200,7 @@ pub const SOLVER: dyad_kernels::SolverEntry = dyad_kernels::SolverEntry {
     description: "full-rank conservative subgradient descent on W (labels x features), W0 = 0 (spec §4 B8)",
     family: dyad_kernels::solver::LABEL_RANKER,
     version: 1,
+    machine_tolerance: 0.0,
     build: dyad_kernels::solver::label_ranker::<MatrixPerceptronConfig>,
 };
 

@@ -179,6 +179,7 @@ pub const SOLVER: dyad_kernels::SolverEntry = dyad_kernels::SolverEntry {
     description: "gradient descent on the factor of W = A A^T (spec §4 B2, [JMLR] only)",
     family: dyad_kernels::solver::RANKER,
     version: 1,
+    machine_tolerance: 0.0,
     build: dyad_kernels::solver::ranker::<NaivePsdGdConfig>,
 };
 

@@ -119,6 +119,7 @@ pub const SOLVER: dyad_kernels::SolverEntry = dyad_kernels::SolverEntry {
     description: "naive PA on the factors: the GD directions with the unfactored PA-I step (spec §4 B4, [NIPS] only)",
     family: dyad_kernels::solver::RANKER,
     version: 1,
+    machine_tolerance: 0.0,
     build: dyad_kernels::solver::ranker::<PaV2Config>,
 };
 
