@@ -138,6 +138,22 @@ fn png(path: &Path) -> image::RgbImage {
         .to_rgb8()
 }
 
+/// A PNG's bytes without its text chunks (`tEXt`): the same image, no render stamp.
+fn png_without_text(bytes: &[u8]) -> Vec<u8> {
+    let mut out = bytes[..8].to_vec();
+    let mut at = 8;
+    while at + 8 <= bytes.len() {
+        let len = u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+        let end = at + 12 + len;
+        if &bytes[at + 4..at + 8] != b"tEXt" {
+            out.extend_from_slice(&bytes[at..end]);
+        }
+        at = end;
+    }
+    assert!(out.len() < bytes.len(), "the PNG had no text chunk");
+    out
+}
+
 /// Pixels within `tol` of `c` in each channel.
 fn count_near(img: &image::RgbImage, c: [u8; 3], tol: u8) -> usize {
     img.pixels()
@@ -294,15 +310,46 @@ fn figures_and_report_read_well() {
     // The long title wraps rather than being cut.
     let long = plots::layout(&res, &r.plans[0].spec.spec.plots[0]);
     assert!(long.title.len() >= 2, "{:?}", long.title);
-    // Deterministic bytes.
+    // Deterministic bytes: the figure drawn again from scratch is the same file.
     let fig = dir.join("figures/demo-render-map.png");
-    let before = std::fs::read(&fig).unwrap();
+    let svg = fig.with_extension("svg");
+    let (before, before_svg) = (std::fs::read(&fig).unwrap(), std::fs::read(&svg).unwrap());
+    std::fs::remove_file(&fig).unwrap();
     r.ws.outputs(&r.plans).unwrap();
     assert_eq!(
         before,
         std::fs::read(&fig).unwrap(),
         "figures are not deterministic"
     );
+    // Nothing changed: the figure is not drawn again (the file is the same inode: written
+    // files are renamed into place). A PNG without the stamp of the SVG about to be drawn, or
+    // an SVG that differs, is drawn again, to the same bytes.
+    use std::os::unix::fs::MetadataExt;
+    let inode = |p: &Path| std::fs::metadata(p).unwrap().ino();
+    let (png_inode, svg_inode) = (inode(&fig), inode(&svg));
+    r.ws.outputs(&r.plans).unwrap();
+    assert_eq!(
+        (inode(&fig), inode(&svg)),
+        (png_inode, svg_inode),
+        "drawn again"
+    );
+    let pixels = png(&fig);
+    for (spoil, what) in [
+        (&fig, "a PNG without its stamp"),
+        (&svg, "an SVG that differs"),
+    ] {
+        let mut bytes = std::fs::read(spoil).unwrap();
+        if spoil == &fig {
+            bytes = png_without_text(&bytes);
+        } else {
+            bytes.extend_from_slice(b"<!-- edited -->");
+        }
+        std::fs::write(spoil, &bytes).unwrap();
+        assert_eq!(png(&fig), pixels, "{what}: spoiling changed the image");
+        r.ws.outputs(&r.plans).unwrap();
+        assert_eq!(before, std::fs::read(&fig).unwrap(), "{what}: PNG");
+        assert_eq!(before_svg, std::fs::read(&svg).unwrap(), "{what}: SVG");
+    }
 
     // The report's HTML: the overview on `index.html`, linking to the paper's page.
     let index = std::fs::read_to_string(&html_path).unwrap();

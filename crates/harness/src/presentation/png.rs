@@ -12,13 +12,46 @@ pub const PNG_SCALE: u32 = 2;
 /// The PNG's lines and shapes are drawn at this multiple of the PNG's resolution and
 /// box-filtered down (anti-aliasing); text is rasterised at the PNG's resolution.
 pub(super) const SUPERSAMPLE: u32 = 2;
-pub(super) fn encode_png(rgb: &[u8], (w, h): (u32, u32)) -> Result<Vec<u8>, String> {
-    use image::ImageEncoder;
+/// The PNG text chunk holding a figure's render stamp ([`render_stamp`]).
+const STAMP_KEY: &str = "dyad-render";
+
+/// An RGB buffer as PNG (the settings of `image`'s encoder: default compression, adaptive
+/// filtering), with `stamp` in a text chunk.
+pub(super) fn encode_png(rgb: &[u8], (w, h): (u32, u32), stamp: &str) -> Result<Vec<u8>, String> {
     let mut out = Vec::new();
-    image::codecs::png::PngEncoder::new(&mut out)
-        .write_image(rgb, w, h, image::ColorType::Rgb8)
-        .map_err(|e| e.to_string())?;
+    {
+        let mut enc = png::Encoder::new(&mut out, w, h);
+        enc.set_color(png::ColorType::Rgb);
+        enc.set_depth(png::BitDepth::Eight);
+        enc.set_compression(png::Compression::Default);
+        enc.set_filter(png::FilterType::Sub);
+        enc.set_adaptive_filter(png::AdaptiveFilterType::Adaptive);
+        (enc.add_text_chunk(STAMP_KEY.into(), stamp.into())).map_err(|e| e.to_string())?;
+        let mut writer = enc.write_header().map_err(|e| e.to_string())?;
+        writer.write_image_data(rgb).map_err(|e| e.to_string())?;
+    }
     Ok(out)
+}
+
+/// What a figure's PNG is drawn from: its SVG (the same layout and panels, drawn by the same
+/// code) and the presentation code's fingerprint. Equal stamps mean equal pixels, so a figure
+/// whose SVG and PNG on disk carry the stamp of the figure about to be drawn is not drawn again
+/// (a re-run with every cell cached renders nothing).
+pub(super) fn render_stamp(svg: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(crate::registry::fingerprint(&["harness/src/presentation/"]).as_bytes());
+    h.update(svg.as_bytes());
+    dyad_datasets::identity::hex(&h.finalize())
+}
+
+/// The render stamp of the PNG at `path`, if it is one dyad wrote.
+pub(super) fn stamp_of(path: &std::path::Path) -> Option<String> {
+    let file = std::io::BufReader::new(std::fs::File::open(path).ok()?);
+    let reader = png::Decoder::new(file).read_info().ok()?;
+    (reader.info().uncompressed_latin1_text.iter())
+        .find(|t| t.keyword == STAMP_KEY)
+        .map(|t| t.text.clone())
 }
 
 /// Box filter of an RGB buffer by an integer factor: each output pixel the rounded mean of its
