@@ -604,9 +604,18 @@ fn report_recomputed(again: &[dyad_harness::engine::run::Recomputed]) {
         .iter()
         .filter(|r| r.comparison.as_ref().is_some_and(|c| c.identical()))
         .count();
+    let elsewhere = again.iter().filter(|r| r.compared_elsewhere).count();
     eprintln!(
-        "recomputed {} cached cells: {identical} identical to the old ones (timings aside)",
-        again.len()
+        "recomputed {} cached cells: {identical} identical to the old ones (timings aside){}",
+        again.len(),
+        if elsewhere > 0 {
+            format!(
+                "; {elsewhere} computed by another run, which found them identical (it deletes \
+                 the old version only then)"
+            )
+        } else {
+            String::new()
+        }
     );
     for r in again {
         let kept = r
@@ -617,6 +626,7 @@ fn report_recomputed(again: &[dyad_harness::engine::run::Recomputed]) {
         match &r.comparison {
             Some(c) if c.identical() => {}
             Some(c) => eprintln!("  {}: {c}{kept}", r.cell),
+            None if r.compared_elsewhere => {}
             None => eprintln!(
                 "  {}: not compared (the new cell was not computed, or the old file is unreadable){kept}",
                 r.cell

@@ -250,6 +250,7 @@ fn recompute_stale_reruns_exactly_the_changed_cells_and_compares_them() {
         let c = r.comparison.as_ref().unwrap();
         assert!(c.identical() && c.shared > 0, "{}: {c}", r.cell);
         assert!(r.kept.is_none(), "an identical old cell is deleted");
+        assert!(!r.compared_elsewhere, "compared by this run");
         assert!(
             r.cell.contains("OASIS") || r.cell.contains("oasis"),
             "{}",
@@ -275,6 +276,7 @@ fn recompute_stale_reruns_exactly_the_changed_cells_and_compares_them() {
     assert!((c.max_abs - 0.25).abs() < 1e-12, "{c}");
     assert!(!c.reproduces_old());
     let kept = r.kept.as_ref().unwrap();
+    assert!(!r.compared_elsewhere);
     assert_eq!(
         cache.superseded(&key).unwrap().records[i].value,
         cell.records[i].value

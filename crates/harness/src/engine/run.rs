@@ -77,6 +77,10 @@ pub struct Recomputed {
     pub comparison: Option<Comparison>,
     /// Where the old cell is kept (`None` once a replacement reproducing it deleted it).
     pub kept: Option<PathBuf>,
+    /// Another run computed the new cell and compared it: the old file is gone, which that
+    /// run does only when the new cell reproduces it (a run meeting a moved-aside cell
+    /// computes it and compares).
+    pub compared_elsewhere: bool,
 }
 
 /// A cell that failed.
@@ -548,14 +552,17 @@ fn compare_again(cache: &Cache, plan: &Plan, ci: usize) -> Recomputed {
         }
         _ => None,
     };
+    let compared_elsewhere = comparison.is_none() && !kept.exists() && cache.get(key).is_some();
     let kept = match comparison {
         Some(ref c) if c.reproduces_old() && cache.forget_superseded(key).is_ok() => None,
+        _ if !kept.exists() => None,
         _ => Some(kept),
     };
     Recomputed {
         cell: describe(plan, ci),
         comparison,
         kept,
+        compared_elsewhere,
     }
 }
 
