@@ -555,6 +555,22 @@ fn sizes_that_would_exhaust_memory_are_refused_before_anything_is_allocated() {
              training rows of 2000000 features: 32 TB; the evaluation: 5 KB), more than the",
         ),
         (
+            // A tuned size: the cell is as large as its largest candidate (LORETA's factors,
+            // 4 d k, at k = 1,000,000 of 2,000,000 features), not as its default rank.
+            SPEC.replace("dim = 200,", "dim = 2000000,")
+                .replace(
+                    "k_max = 5",
+                    "k_max = 5\nearly_stopping = { validation_fraction = 0.2 }",
+                )
+                .replace(
+                    oasis,
+                    "[[solvers]]\nname = \"loreta\"\ntune = { rank = [5, 1000000] }\n",
+                ),
+            "name = \"loreta\"",
+            "one cell needs at least 64 TB (the learner on 28 training rows of 2000000 \
+             features: 64 TB",
+        ),
+        (
             // LMNN holds an n x n array over its training rows.
             SPEC.replace("per_class = 12", "per_class = 400000")
                 .replace("train_per_class = 7", "train_per_class = 399990")

@@ -133,6 +133,16 @@ impl SolverInstance {
         Some(&self.learner.main)
     }
 
+    /// The largest of `of` over the learners a cell may train ([`Self::candidates`]) that
+    /// belong to family `F`; `None` when none does or none gives a value (a memory estimate:
+    /// a tuned size makes the cell as large as its largest candidate).
+    pub fn largest<F: ?Sized + 'static>(&self, of: impl Fn(&F) -> Option<u64>) -> Option<u64> {
+        (self.candidates().iter())
+            .filter_map(|b| b.family::<F>())
+            .filter_map(of)
+            .max()
+    }
+
     /// What a cell runs: the tuned candidates, or the one learner without tuning.
     pub fn candidates(&self) -> &[registry::BuiltSolver] {
         if self.learner.tuned.is_empty() {

@@ -204,7 +204,8 @@ pub trait CellProtocol: Send + Sync {
     }
     /// A lower bound on the memory one cell of `solver` on `data` takes, in parts, where the
     /// data set's shape tells (planning refuses a cell that would exceed the machine's
-    /// memory). Default: unknown.
+    /// memory); a tuned solver's is its largest candidate's ([`SolverInstance::largest`]).
+    /// Default: unknown.
     fn memory(&self, _solver: &SolverInstance, _data: &DatasetInstance) -> Option<Memory> {
         None
     }

@@ -775,8 +775,7 @@ impl CellProtocol for PairRankingCell {
     fn memory(&self, solver: &SolverInstance, d: &DatasetInstance) -> Option<Memory> {
         let shape = d.resolved.shape.as_ref()?;
         let n = self.max_points.map_or(shape.rows, |m| m.min(shape.rows));
-        let built = solver.built()?;
-        let bytes = built.family::<dyn PairRanker>()?.memory(n, shape.dim)?;
+        let bytes = solver.largest::<dyn PairRanker>(|r| r.memory(n, shape.dim))?;
         Some(Memory {
             parts: vec![(
                 format!("the ranker on {n} examples of {} features", shape.dim),

@@ -524,10 +524,11 @@ fn check_k_max(cell: &RankingCell, d: &DatasetInstance) -> Result<(), String> {
 /// (a block of [`QUERY_BLOCK`] queries' scores and precision@1..k_max of every query).
 fn memory(cell: &RankingCell, solver: &SolverInstance, d: &DatasetInstance) -> Option<Memory> {
     let shape = d.resolved.shape.as_ref()?;
-    let built = solver.built()?;
-    let ranker = built.family::<dyn Ranker>()?;
+    solver.built()?.family::<dyn Ranker>()?;
     let train = set_rows(cell, EvalSet::Train, shape);
-    let learner = ranker.memory(train.unwrap_or(0), shape.dim).unwrap_or(0);
+    let learner = solver
+        .largest::<dyn Ranker>(|r| r.memory(train.unwrap_or(0), shape.dim))
+        .unwrap_or(0);
     let evaluation = cell
         .evaluate
         .iter()
