@@ -2513,3 +2513,16 @@ fn two_solvers_with_one_label_are_refused_at_the_second_ones_line() {
         "{e}"
     );
 }
+
+/// A machine tolerance explains differences away in `dyad compare`: every solver declares one
+/// that is 0 or small (at most 1e-3 on values that are mostly in [0, 1]: never one that would
+/// hide a change of a result), and DR, whose candle products dispatch on the CPU, declares one.
+#[test]
+fn machine_tolerances_are_zero_or_small_and_dr_declares_one() {
+    for s in dyad_harness::registry::SOLVERS.iter() {
+        let t = s.machine_tolerance;
+        assert!(t == 0.0 || (t > 0.0 && t <= 1e-3), "{}: {t}", s.name);
+    }
+    let dr = dyad_harness::registry::solver("dr").expect("the DR solver");
+    assert!(dr.machine_tolerance > 0.0);
+}
