@@ -749,6 +749,8 @@ fn recorded_cost(
         store.root().display(),
         cost::summary_line(&c.total)
     );
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    say!("{}", cost::wall_line(&c, cores));
     for (title, rows, limit) in [
         ("by paper", &c.papers, usize::MAX),
         ("by spec (largest first)", &c.specs, 15),

@@ -615,6 +615,10 @@ fn the_recorded_cost_adds_up_to_the_cells_wall_time() {
         .map(|k| cache.get(&k.key).unwrap().wall_seconds)
         .sum();
     assert!((c.total.phases.total() - wall).abs() < 1e-9 * wall.max(1.0));
+    // Each distinct cell's time once, for the wall-time estimate; on one core, their sum.
+    assert_eq!(c.cells.len(), 4);
+    let one_core = dyad_harness::analysis::cost::makespan(&c.cells, 1);
+    assert!((one_core - wall).abs() < 1e-2, "{one_core} vs {wall}");
     assert_eq!(c.papers.len(), 1);
     assert_eq!(c.papers[0].name, "demo");
     assert_eq!(c.specs[0].name, "demo/fig");
@@ -629,6 +633,7 @@ fn the_recorded_cost_adds_up_to_the_cells_wall_time() {
     cache.remove(&plans[0].cells[0].key).unwrap();
     let c = dyad_harness::analysis::cost::recorded(&plans, &cache);
     assert_eq!((c.total.cells, c.total.recorded), (4, 3));
+    assert_eq!(c.cells.len(), 3);
 }
 
 #[test]

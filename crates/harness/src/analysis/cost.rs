@@ -73,6 +73,42 @@ pub struct Cost {
     pub papers: Vec<CostRow>,
     pub specs: Vec<CostRow>,
     pub solvers: Vec<CostRow>,
+    /// The recorded cells' times (seconds, each distinct cell once), for [`makespan`].
+    pub cells: Vec<f64>,
+}
+
+/// The wall time of running cells of these times on `cores` cores one cell per core, longest
+/// first, each to the core that frees first (how `dyad run` orders what it knows, and how a
+/// batch system's array of one-core tasks fills a cluster): within 4/3 of the best possible
+/// order (Graham's bound), never below the longest cell or the total over the cores.
+pub fn makespan(cells: &[f64], cores: usize) -> f64 {
+    use std::cmp::Reverse;
+    let mut sorted = cells.to_vec();
+    sorted.sort_by(|a, b| b.total_cmp(a));
+    let mut free: std::collections::BinaryHeap<Reverse<u64>> =
+        (0..cores.max(1)).map(|_| Reverse(0)).collect();
+    // Milliseconds as integers: a heap needs a total order.
+    let mut end = 0;
+    for t in sorted {
+        let Reverse(at) = free.pop().expect("at least one core");
+        let done = at + (t.max(0.0) * 1000.0).round() as u64;
+        end = end.max(done);
+        free.push(Reverse(done));
+    }
+    end as f64 / 1000.0
+}
+
+/// What the recorded cells would take on this machine's cores and on a 64-core cluster,
+/// one cell per core ([`makespan`]); cells not recorded are not in it.
+pub fn wall_line(cost: &Cost, cores: usize) -> String {
+    format!(
+        "wall time of the {} recorded cells, one per core, longest first: {} on {cores} cores, \
+         {} on 64 (a cluster's array of one-core tasks; its longest cell {})",
+        cost.cells.len(),
+        hours(makespan(&cost.cells, cores)),
+        hours(makespan(&cost.cells, 64)),
+        hours(cost.cells.iter().copied().fold(0.0, f64::max))
+    )
 }
 
 /// The cost the cells of `plans` recorded in `store`.
@@ -104,6 +140,7 @@ fn aggregate<'p>(cells: impl Iterator<Item = (&'p Plan, usize, Option<Phases>)>)
         ..Default::default()
     };
     let (mut papers, mut specs, mut solvers) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
+    let mut times = Vec::new();
     for (p, ci, phases) in cells {
         let c = &p.cells[ci];
         if !seen.insert(c.key.as_str()) {
@@ -124,6 +161,7 @@ fn aggregate<'p>(cells: impl Iterator<Item = (&'p Plan, usize, Option<Phases>)>)
                 .add(phases.as_ref());
         }
         total.add(phases.as_ref());
+        times.extend(phases.map(|p| p.total()));
     }
     let sorted = |m: BTreeMap<String, CostRow>| {
         let mut v: Vec<CostRow> = m.into_values().collect();
@@ -135,6 +173,7 @@ fn aggregate<'p>(cells: impl Iterator<Item = (&'p Plan, usize, Option<Phases>)>)
         papers: sorted(papers),
         specs: sorted(specs),
         solvers: sorted(solvers),
+        cells: times,
     }
 }
 
@@ -217,5 +256,18 @@ mod tests {
         assert_eq!(hours(7200.0), "2.0 h");
         assert_eq!(hours(90.0), "2 min");
         assert_eq!(hours(12.0), "12 s");
+    }
+
+    #[test]
+    fn the_makespan_places_longest_first_on_the_core_that_frees_first() {
+        // 2 cores: 5 | 4, then 3 -> core 2 (4 + 3 = 7), 2 -> core 1 (5 + 2 = 7), 2 -> 9.
+        assert_eq!(makespan(&[2.0, 3.0, 5.0, 2.0, 4.0], 2), 9.0);
+        // Never below the longest cell, nor the total over the cores; one core: the sum.
+        assert_eq!(makespan(&[10.0, 1.0, 1.0], 4), 10.0);
+        assert_eq!(makespan(&[1.0; 8], 4), 2.0);
+        assert_eq!(makespan(&[1.5, 2.5, 3.0], 1), 7.0);
+        assert_eq!(makespan(&[], 2), 0.0);
+        // Graham's example: longest first is 4/3 off the best order here (best: 3+3 | 2+2+2).
+        assert_eq!(makespan(&[3.0, 3.0, 2.0, 2.0, 2.0], 2), 7.0);
     }
 }
