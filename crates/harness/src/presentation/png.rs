@@ -39,8 +39,11 @@ pub(super) fn encode_png(rgb: &[u8], (w, h): (u32, u32), stamp: &str) -> Result<
 /// (a re-run with every cell cached renders nothing).
 pub(super) fn render_stamp(svg: &str) -> String {
     use sha2::{Digest, Sha256};
+    // The presentation code's fingerprint, hashed once per process, not once per figure.
+    static CODE: std::sync::LazyLock<String> =
+        std::sync::LazyLock::new(|| crate::registry::fingerprint(&["harness/src/presentation/"]));
     let mut h = Sha256::new();
-    h.update(crate::registry::fingerprint(&["harness/src/presentation/"]).as_bytes());
+    h.update(CODE.as_bytes());
     h.update(svg.as_bytes());
     dyad_datasets::identity::hex(&h.finalize())
 }
