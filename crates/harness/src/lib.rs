@@ -8,8 +8,8 @@
 //! 2. [`engine`]: expand a spec for a profile into cells with content-hashed keys
 //!    ([`engine::plan`]), compute the missing ones in parallel ([`engine::run`], or across
 //!    machines, [`engine::cluster`]), each stored atomically in [`engine::cache`];
-//! 3. [`analysis`]: one tidy table per experiment ([`analysis::results`], polars; parquet and
-//!    CSV), the statistics behind figures and verdicts ([`analysis::stats`]), verdicts on the
+//! 3. [`analysis`]: one tidy table per experiment ([`analysis::results`]; Parquet and CSV by
+//!    [`analysis::tidy`]), the statistics behind figures and verdicts ([`analysis::stats`]), verdicts on the
 //!    papers' claims ([`analysis::claims`]), expectation bands and sanity checks for CI
 //!    ([`analysis::check`]);
 //! 4. [`presentation`]: SVG/PNG figures ([`presentation::plots`], laid out by
@@ -163,8 +163,13 @@ impl Workspace {
         let mut specs = Vec::new();
         let mut errors = Vec::new();
         for p in chosen {
-            // One validation pass: the spec's own, then what its claims' kinds need.
-            match LoadedSpec::load(&p).and_then(|s| analysis::claims::validate(&s).map(|()| s)) {
+            // One validation pass: the spec's own, then what its claims' and plots' kinds need.
+            let checked = LoadedSpec::load(&p).and_then(|s| {
+                analysis::claims::validate(&s)?;
+                presentation::plots::kinds::validate(&s)?;
+                Ok(s)
+            });
+            match checked {
                 Ok(s) => specs.push(s),
                 Err(e) => errors.push(e),
             }

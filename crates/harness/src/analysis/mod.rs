@@ -1,8 +1,8 @@
 //! The analysis layer: what the computed cells say. It reads the [`crate::engine`]'s cells
 //! and plans and the [`crate::spec`], and draws nothing.
 //!
-//! - [`results`]: one tidy table per experiment (polars; parquet and CSV), aggregated over
-//!   repeats;
+//! - [`results`]: one experiment's cells, aggregated over repeats, and its tidy table;
+//! - [`tidy`]: that table as Parquet and CSV files;
 //! - [`stats`]: the statistics figures and verdicts share (envelopes, power fits, paired
 //!   t-tests);
 //! - [`claims`]: a verdict per claim of the paper (or of ours);
@@ -22,3 +22,4 @@ pub mod results;
 pub mod sanity_pairs;
 pub mod sanity_tasks;
 pub mod stats;
+pub mod tidy;

@@ -1,13 +1,14 @@
-//! Results of one experiment: its cells' records as a tidy table (polars, written as parquet
-//! and CSV with provenance columns), and the statistics plots, reports and checks read.
+//! Results of one experiment: its cells' records as a tidy table (written as Parquet and CSV
+//! with provenance columns by [`super::tidy`]), and the statistics plots, reports and checks
+//! read.
 
+use super::tidy::{Column, Table};
 use crate::engine::cache::{Cache, CellResult, Record};
 use crate::engine::plan::Plan;
 use crate::spec::{At, Selector, XAxis};
 use crate::tasks::{
     SATURATION_SECONDS, SATURATION_STEP, SECONDS_PER_STEP, SELECTION_SECONDS, TRAIN_SECONDS,
 };
-use polars::prelude::*;
 use std::path::{Path, PathBuf};
 
 /// Relative distance to the best validation mAP that counts as saturated.
@@ -597,7 +598,7 @@ impl<'a> ExperimentResults<'a> {
     }
 
     /// The tidy table: one row per record, with provenance columns.
-    pub fn dataframe(&self) -> PolarsResult<DataFrame> {
+    pub fn table(&self) -> Table {
         let p = self.plan;
         let mut cols: Cols = Cols::default();
         for (cell, r) in p.cells.iter().zip(&self.cells) {
@@ -635,26 +636,18 @@ impl<'a> ExperimentResults<'a> {
                 cols.dyad_version.push(r.dyad_version.clone());
             }
         }
-        cols.into_frame()
+        cols.into_table()
     }
 
     /// Write `<dir>/<name>.parquet` and `<dir>/<name>.csv` atomically.
     pub fn write_tables(&self, dir: &Path) -> Result<[PathBuf; 2], String> {
-        let mut df = self.dataframe().map_err(|e| e.to_string())?;
+        let table = self.table();
         let name = self.plan.spec.id.replace('/', "-");
-        let mut parquet = Vec::new();
-        ParquetWriter::new(&mut parquet)
-            .finish(&mut df)
-            .map_err(|e| e.to_string())?;
-        let mut csv = Vec::new();
-        CsvWriter::new(&mut csv)
-            .finish(&mut df)
-            .map_err(|e| e.to_string())?;
         let paths = [
             dir.join(format!("{name}.parquet")),
             dir.join(format!("{name}.csv")),
         ];
-        for (p, bytes) in paths.iter().zip([parquet, csv]) {
+        for (p, bytes) in paths.iter().zip([table.parquet()?, table.csv()?]) {
             crate::engine::cache::write_atomic(p, &bytes)
                 .map_err(|e| format!("{}: {e}", p.display()))?;
         }
@@ -697,51 +690,38 @@ struct Cols {
 }
 
 impl Cols {
-    fn into_frame(self) -> PolarsResult<DataFrame> {
-        let h = self.value.len();
-        let c = |n: &str, s: Series| s.with_name(n.into()).into_column();
-        DataFrame::new(
-            h,
-            vec![
-                c("experiment", Series::new("".into(), self.experiment)),
-                c("figure", Series::new("".into(), self.figure)),
-                c("profile", Series::new("".into(), self.profile)),
-                c("dataset", Series::new("".into(), self.dataset)),
-                c("dataset_name", Series::new("".into(), self.dataset_name)),
-                c(
-                    "dataset_identity",
-                    Series::new("".into(), self.dataset_identity),
-                ),
-                c("synthetic", Series::new("".into(), self.synthetic)),
-                c("solver", Series::new("".into(), self.solver)),
-                c("label", Series::new("".into(), self.label)),
-                c("params", Series::new("".into(), self.params)),
-                c("repeat", Series::new("".into(), self.repeat)),
-                c("seed", Series::new("".into(), self.seed)),
-                c("set", Series::new("".into(), self.set)),
-                c("metric", Series::new("".into(), self.metric)),
-                c("step", Series::new("".into(), self.step)),
-                c("k", Series::new("".into(), self.k)),
-                c("coord", Series::new("".into(), self.coord)),
-                c("coord_value", Series::new("".into(), self.coord_value)),
-                c(
-                    "solver_seconds",
-                    Series::new("".into(), self.solver_seconds),
-                ),
-                c("value", Series::new("".into(), self.value)),
-                c("selected_step", Series::new("".into(), self.selected_step)),
-                c("tuned", Series::new("".into(), self.tuned)),
-                c("train_seconds", Series::new("".into(), self.train_seconds)),
-                c(
-                    "selection_seconds",
-                    Series::new("".into(), self.selection_seconds),
-                ),
-                c("eval_seconds", Series::new("".into(), self.eval_seconds)),
-                c("cell_key", Series::new("".into(), self.cell_key)),
-                c("git_commit", Series::new("".into(), self.git_commit)),
-                c("dyad_version", Series::new("".into(), self.dyad_version)),
-            ],
-        )
+    fn into_table(self) -> Table {
+        use Column::*;
+        let mut t = Table::default();
+        t.push("experiment", Str(self.experiment));
+        t.push("figure", Str(self.figure));
+        t.push("profile", Str(self.profile));
+        t.push("dataset", Str(self.dataset));
+        t.push("dataset_name", Str(self.dataset_name));
+        t.push("dataset_identity", Str(self.dataset_identity));
+        t.push("synthetic", Bool(self.synthetic));
+        t.push("solver", Str(self.solver));
+        t.push("label", Str(self.label));
+        t.push("params", Str(self.params));
+        t.push("repeat", U32(self.repeat));
+        t.push("seed", U64(self.seed));
+        t.push("set", Str(self.set));
+        t.push("metric", Str(self.metric));
+        t.push("step", U64(self.step));
+        t.push("k", OptU32(self.k));
+        t.push("coord", OptStr(self.coord));
+        t.push("coord_value", OptF64(self.coord_value));
+        t.push("solver_seconds", F64(self.solver_seconds));
+        t.push("value", F64(self.value));
+        t.push("selected_step", OptU64(self.selected_step));
+        t.push("tuned", OptStr(self.tuned));
+        t.push("train_seconds", F64(self.train_seconds));
+        t.push("selection_seconds", F64(self.selection_seconds));
+        t.push("eval_seconds", F64(self.eval_seconds));
+        t.push("cell_key", Str(self.cell_key));
+        t.push("git_commit", Str(self.git_commit));
+        t.push("dyad_version", Str(self.dyad_version));
+        t
     }
 }
 

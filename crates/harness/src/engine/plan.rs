@@ -1082,17 +1082,8 @@ fn check_names(
         if let Some(n) = p.solvers.iter().find(|n| !solver_ok(n)) {
             return Err(bad_solver(&["plots", &i, "solvers"], n));
         }
-        if let Some(v) = &p.scatter_versus {
-            one_solver(&["plots", &i, "scatter_versus"], v)?;
-            if !matches!(p.x, crate::spec::XAxis::Named(_)) {
-                return Err(spec.error_at_key(
-                    &["plots", &i, "x"],
-                    format!(
-                        "plot `{}`: `scatter_versus` pairs solvers by a coordinate: `x` must name one (e.g. \"category\")",
-                        p.id
-                    ),
-                ));
-            }
+        if let Some(v) = &p.versus {
+            one_solver(&["plots", &i, "versus"], v)?;
         }
     }
     for (i, t) in s.tables.iter().enumerate() {

@@ -233,7 +233,7 @@ impl Layout {
 }
 
 /// One line of a panel.
-pub(super) struct Series {
+pub(crate) struct Series {
     pub(super) name: String,
     pub(super) color: RGBColor,
     pub(super) dashed: bool,
@@ -242,7 +242,7 @@ pub(super) struct Series {
     pub(super) scatter: bool,
 }
 
-pub(super) struct Panel<'p> {
+pub(crate) struct Panel<'p> {
     /// The plot the panel belongs to: its axes, labels and error bars (a composite figure's
     /// panels come from several plots).
     pub(super) plot: &'p PlotSpec,

@@ -8,12 +8,14 @@
 //! embedded DejaVu font's metrics ([`super::png`]).
 
 use crate::analysis::results::{CurvePoint, ExperimentResults, Stat};
-use crate::spec::{ErrorBars, PlotSpec, XAxis};
+use crate::spec::{PlotSpec, XAxis};
 use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::{Path, PathBuf};
+
+pub mod kinds;
 
 use super::font::{FONT, register_fonts};
 use super::layout::{
@@ -23,7 +25,6 @@ use super::layout::{Align, Layout, Rect};
 use super::png::{
     PNG_SCALE, SUPERSAMPLE, TEXT, downsample, encode_png, raster_label, render_stamp, stamp_of,
 };
-use crate::analysis::stats::{SlopeBound, envelope, power_fit, slope_bound};
 
 /// Distinct hues (the papers' figures use one per method): Tableau's ten, then two more.
 /// A plot's drawn solvers take them in spec order ([`Colours`]).
@@ -118,230 +119,20 @@ fn panel_caption(d: &crate::engine::plan::DatasetInstance) -> String {
     };
     format!("{}{tag}", d.id)
 }
-
-fn panels<'p>(res: &ExperimentResults<'_>, plot: &'p PlotSpec) -> Vec<Panel<'p>> {
-    let plan = res.plan;
-    let sets: Vec<String> = if plot.sets.is_empty() {
-        plan.sets()
+/// The sets a plot draws: its `sets`, else every set the plan evaluates.
+fn drawn_sets(res: &ExperimentResults<'_>, plot: &PlotSpec) -> Vec<String> {
+    if plot.sets.is_empty() {
+        res.plan.sets()
     } else {
         plot.sets.clone()
-    };
-    if let (XAxis::Param, Some(param)) = (&plot.x, &plot.x_param) {
-        return vec![param_panel(res, plot, &sets, param)];
     }
-    if let Some(versus) = &plot.scatter_versus {
-        return scatter_panels(res, plot, &sets, versus);
-    }
-    let colours = Colours::new(plan, plot, plot.envelope);
-    plan.datasets
-        .iter()
-        .enumerate()
-        .filter(|(_, d)| dataset_drawn(plot, d))
-        .map(|(di, d)| {
-            let mut series = Vec::new();
-            // With `envelope`, the instances of one grid are one series (drawn at its first
-            // instance, in that instance's colour).
-            let higher = plan.metric(&plot.metric).higher_is_better;
-            let relative = plot.relative_to.as_ref().and_then(|r| {
-                plan.solvers
-                    .iter()
-                    .position(|sv| sv.label == *r || sv.name == *r)
-            });
-            for (si, sv) in plan.solvers.iter().enumerate() {
-                if !solver_drawn(plot, sv) {
-                    continue;
-                }
-                let members: Vec<usize> = if plot.envelope {
-                    if plan.solvers[..si].iter().any(|o| o.series == sv.series) {
-                        continue;
-                    }
-                    (si..plan.solvers.len())
-                        .filter(|&o| plan.solvers[o].series == sv.series)
-                        .collect()
-                } else {
-                    vec![si]
-                };
-                let label = if members.len() > 1 {
-                    format!("{} (best of {})", sv.series, members.len())
-                } else {
-                    sv.label.clone()
-                };
-                for (seti, set) in sets.iter().enumerate() {
-                    let curve = |m: usize| match relative {
-                        Some(r) if r != m => {
-                            let diff =
-                                res.difference_curve(di, m, r, set, &plot.metric, &plot.x, plot.k);
-                            if plot.error_bars != ErrorBars::SdMethod {
-                                return diff;
-                            }
-                            // The difference of the means, with the solver's own spread at
-                            // the same x (over its repeats).
-                            let own = res.curve(di, m, set, &plot.metric, &plot.x, plot.k);
-                            diff.into_iter()
-                                .filter_map(|p| {
-                                    let o = own.iter().find(|o| o.x == p.x)?;
-                                    Some(CurvePoint {
-                                        x: p.x,
-                                        y: Stat {
-                                            sd: o.y.sd,
-                                            sem: o.y.sem,
-                                            ..p.y
-                                        },
-                                    })
-                                })
-                                .collect()
-                        }
-                        // The reference itself: the zero line at its own x values.
-                        Some(_) => res
-                            .curve(di, m, set, &plot.metric, &plot.x, plot.k)
-                            .into_iter()
-                            .map(|p| CurvePoint {
-                                x: p.x,
-                                y: Stat {
-                                    mean: 0.0,
-                                    sd: 0.0,
-                                    sem: 0.0,
-                                    n: p.y.n,
-                                },
-                            })
-                            .collect(),
-                        None => res.curve(di, m, set, &plot.metric, &plot.x, plot.k),
-                    };
-                    let curves: Vec<Vec<CurvePoint>> = members.iter().map(|&m| curve(m)).collect();
-                    let points = if members.len() > 1 {
-                        envelope(&curves, higher)
-                    } else {
-                        curves.into_iter().next().unwrap_or_default()
-                    };
-                    if points.is_empty() {
-                        continue;
-                    }
-                    let name = if sets.len() > 1 {
-                        format!("{label} ({set})")
-                    } else {
-                        label.clone()
-                    };
-                    // Train/validation curves are their test curve's colour, dashed; other
-                    // sets (e.g. the simulated raters' per-query sets) get colours of their own.
-                    let evaluated = ["test", "train", "validation"].contains(&set.as_str());
-                    let shade = if evaluated { 0 } else { seti };
-                    series.push(Series {
-                        name,
-                        color: colours.solver(si, shade),
-                        dashed: set == "train" || set == "validation" || relative == Some(si),
-                        scatter: false,
-                        points,
-                    });
-                }
-            }
-            if let Some(r) = &plot.reference {
-                let set = sets.iter().find(|s| *s == "test").unwrap_or(&sets[0]);
-                let points = (0..plan.solvers.len())
-                    .map(|si| res.curve(di, si, set, &r.metric, &plot.x, plot.k))
-                    .find(|p| !p.is_empty());
-                series.extend(points.map(|points| reference(r, points)));
-            }
-            let chance = plot.chance.then(|| {
-                let set = sets.iter().find(|s| *s == "test").unwrap_or(&sets[0]);
-                (0..plan.solvers.len())
-                    .flat_map(|si| res.curve(di, si, set, "chance", &XAxis::Step, None))
-                    .map(|p| p.y.mean)
-                    .next()
-            });
-            Panel {
-                plot,
-                caption: panel_caption(d),
-                series,
-                chance: chance.flatten(),
-            }
-        })
-        .collect()
 }
 
-/// `scatter_versus`: per data set, every drawn solver's per-coordinate means against the
-/// named solver's, and the diagonal.
-fn scatter_panels<'p>(
-    res: &ExperimentResults<'_>,
-    plot: &'p PlotSpec,
-    sets: &[String],
-    versus: &str,
-) -> Vec<Panel<'p>> {
-    let plan = res.plan;
-    let Some(vi) = plan
-        .solvers
-        .iter()
-        .position(|sv| sv.label == versus || sv.name == versus)
-    else {
-        return Vec::new();
-    };
-    let colours = Colours::new(plan, plot, false);
-    plan.datasets
-        .iter()
-        .enumerate()
-        .filter(|(_, d)| dataset_drawn(plot, d))
-        .map(|(di, d)| {
-            let mut series = Vec::new();
-            let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-            for set in sets {
-                let base: std::collections::BTreeMap<u64, f64> = res
-                    .curve(di, vi, set, &plot.metric, &plot.x, plot.k)
-                    .into_iter()
-                    .map(|p| (p.x.to_bits(), p.y.mean))
-                    .collect();
-                for (si, sv) in plan.solvers.iter().enumerate() {
-                    if si == vi || !solver_drawn(plot, sv) {
-                        continue;
-                    }
-                    let points: Vec<CurvePoint> = res
-                        .curve(di, si, set, &plot.metric, &plot.x, plot.k)
-                        .into_iter()
-                        .filter_map(|p| base.get(&p.x.to_bits()).map(|&x| CurvePoint { x, y: p.y }))
-                        .collect();
-                    for q in &points {
-                        lo = lo.min(q.x).min(q.y.mean);
-                        hi = hi.max(q.x).max(q.y.mean);
-                    }
-                    if !points.is_empty() {
-                        series.push(Series {
-                            name: if sets.len() > 1 {
-                                format!("{} ({set})", sv.label)
-                            } else {
-                                sv.label.clone()
-                            },
-                            color: colours.solver(si, 0),
-                            dashed: false,
-                            points,
-                            scatter: true,
-                        });
-                    }
-                }
-            }
-            if lo < hi {
-                let at = |v: f64| CurvePoint {
-                    x: v,
-                    y: Stat {
-                        mean: v,
-                        sd: 0.0,
-                        sem: 0.0,
-                        n: 1,
-                    },
-                };
-                series.push(Series {
-                    name: "y = x".into(),
-                    color: BLACK,
-                    dashed: true,
-                    points: vec![at(lo), at(hi)],
-                    scatter: false,
-                });
-            }
-            Panel {
-                plot,
-                caption: panel_caption(d),
-                series,
-                chance: None,
-            }
-        })
-        .collect()
+/// The panels of `plot`, as its kind builds them (none for a kind that is not registered,
+/// which spec validation refuses).
+fn panels<'p>(res: &ExperimentResults<'_>, plot: &'p PlotSpec) -> Vec<Panel<'p>> {
+    let sets = drawn_sets(res, plot);
+    kinds::of(plot).map_or_else(Vec::new, |k| (k.panels)(res, plot, &sets))
 }
 
 /// The series of a plot's reference metric: black, solid.
@@ -355,132 +146,10 @@ fn reference(r: &crate::spec::ReferenceSeries, points: Vec<CurvePoint>) -> Serie
     }
 }
 
-/// One panel over all data sets: x = each data set's parameter, one series per solver, plus
-/// the given overlays.
-fn param_panel<'p>(
-    res: &ExperimentResults<'_>,
-    plot: &'p PlotSpec,
-    sets: &[String],
-    param: &[String],
-) -> Panel<'p> {
-    let plan = res.plan;
-    let set = sets.iter().find(|s| *s == "test").unwrap_or(&sets[0]);
-    let colours = Colours::new(plan, plot, true);
+/// The plot's `overlays` (series given as numbers, e.g. the paper's points), each in its
+/// own colour after the solvers', with its power-law extrapolation where it asks for one.
+fn overlay_series(plot: &PlotSpec, colours: &Colours) -> Vec<Series> {
     let mut series = Vec::new();
-    // Instances of one spec solver whose grid sets the parameter (LORETA at ranks 10 ...
-    // 400) form one series per data set, in the colour of its first instance.
-    let mut grid_series: Vec<(String, usize, Vec<CurvePoint>)> = Vec::new();
-    let drawn_set = |d: &crate::engine::plan::DatasetInstance| dataset_drawn(plot, d);
-    let several = plan.datasets.iter().filter(|d| drawn_set(d)).count() > 1;
-    let drawn = |sv: &crate::engine::plan::SolverInstance| solver_drawn(plot, sv);
-    for (si, sv) in plan.solvers.iter().enumerate() {
-        if !drawn(sv) {
-            continue;
-        }
-        let Some(x) = param.iter().find_map(|p| {
-            sv.grid_point
-                .get(p)
-                .and_then(crate::analysis::results::number)
-        }) else {
-            continue;
-        };
-        for (di, d) in plan
-            .datasets
-            .iter()
-            .enumerate()
-            .filter(|(_, d)| drawn_set(d))
-        {
-            let Some(p) = res.point_at(di, si, set, &plot.metric, plot.k, x) else {
-                continue;
-            };
-            let name = if several {
-                format!("{} ({})", sv.series, d.id)
-            } else {
-                sv.series.clone()
-            };
-            match grid_series.iter_mut().find(|(n, _, _)| *n == name) {
-                Some((_, _, pts)) => pts.push(p),
-                None => grid_series.push((name, si, vec![p])),
-            }
-        }
-    }
-    // The grid's x range, where solvers without the parameter are drawn as levels.
-    let grid_range = grid_series
-        .iter()
-        .flat_map(|(_, _, pts)| pts.iter().map(|p| p.x))
-        .fold(None, |r: Option<(f64, f64)>, x| {
-            Some(r.map_or((x, x), |(lo, hi)| (lo.min(x), hi.max(x))))
-        });
-    for (name, si, mut points) in grid_series {
-        points.sort_by(|a, b| a.x.total_cmp(&b.x));
-        series.push(Series {
-            name,
-            color: colours.solver(si, 0),
-            dashed: false,
-            scatter: false,
-            points,
-        });
-    }
-    for (si, sv) in plan.solvers.iter().enumerate() {
-        if !drawn(sv) || param.iter().any(|p| sv.grid_point.contains_key(p)) {
-            continue;
-        }
-        let points = res.param_series(si, set, &plot.metric, plot.k, param, &plot.datasets);
-        if points.is_empty() {
-            // A solver the parameter does not apply to (OASIS beside AROMA's r sweep): its
-            // final value on each data set, dashed across the grid's range.
-            let Some((lo, hi)) = grid_range else { continue };
-            for (di, d) in plan
-                .datasets
-                .iter()
-                .enumerate()
-                .filter(|(_, d)| drawn_set(d))
-            {
-                let Some(p) = res.point_at(di, si, set, &plot.metric, plot.k, lo) else {
-                    continue;
-                };
-                let name = if several {
-                    format!("{} ({})", sv.label, d.id)
-                } else {
-                    sv.label.clone()
-                };
-                series.push(Series {
-                    name,
-                    color: colours.solver(si, 0),
-                    dashed: true,
-                    scatter: false,
-                    points: vec![p, CurvePoint { x: hi, ..p }],
-                });
-            }
-            continue;
-        }
-        let xy: Vec<(f64, f64)> = points.iter().map(|p| (p.x, p.y.mean)).collect();
-        let name = match power_fit(&xy).filter(|_| plot.fit_power) {
-            Some((_, b)) => match slope_bound(&xy, &res.lower_bound_xs(si, &plot.metric, param)) {
-                SlopeBound::Exact => format!("{} (slope {b:.2})", sv.label),
-                SlopeBound::AtLeast => {
-                    format!("{} (slope >= {b:.2}: not saturated at largest x)", sv.label)
-                }
-                SlopeBound::Unknown => {
-                    format!("{} (slope {b:.2}, unbounded: lower-bound points)", sv.label)
-                }
-            },
-            None => sv.label.clone(),
-        };
-        series.push(Series {
-            name,
-            color: colours.solver(si, 0),
-            dashed: false,
-            scatter: false,
-            points,
-        });
-    }
-    if let Some(r) = &plot.reference {
-        let points = (0..plan.solvers.len())
-            .map(|si| res.param_series(si, set, &r.metric, plot.k, param, &plot.datasets))
-            .find(|p| !p.is_empty());
-        series.extend(points.map(|points| reference(r, points)));
-    }
     for (oi, o) in plot.overlays.iter().enumerate() {
         let color = colours.overlay(oi);
         let mut points: Vec<CurvePoint> = o
@@ -536,23 +205,7 @@ fn param_panel<'p>(
             });
         }
     }
-    let synthetic: Vec<&str> = plan
-        .datasets
-        .iter()
-        .filter(|d| d.resolved.synthetic && drawn_set(d))
-        .map(|d| d.id.as_str())
-        .collect();
-    let caption = if synthetic.is_empty() {
-        "all data sets".to_string()
-    } else {
-        format!("SYNTHETIC stand-in data: {}", synthetic.join(", "))
-    };
-    Panel {
-        plot,
-        caption,
-        series,
-        chance: None,
-    }
+    series
 }
 
 /// The layout of `plot` for `res`, as [`render`] draws it.
