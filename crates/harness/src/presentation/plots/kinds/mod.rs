@@ -19,10 +19,13 @@ pub(crate) struct PlotKind {
     /// The keys only some kinds read ([`KIND_KEYS`]) which this one reads.
     pub reads: &'static [&'static str],
     /// Further checks of the plot against its spec: the key at fault and what is wrong.
-    pub check: fn(&Spec, &PlotSpec) -> Result<(), (&'static str, String)>,
+    pub check: Check,
     /// The panels of the plot, from the experiment's results and the sets it draws.
     pub panels: Panels,
 }
+
+/// A kind's further checks of a plot: the key at fault and what is wrong with it.
+pub(crate) type Check = fn(&Spec, &PlotSpec) -> Result<(), (&'static str, String)>;
 
 /// How a kind builds a plot's panels.
 pub(crate) type Panels =
