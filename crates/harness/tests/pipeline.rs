@@ -2230,6 +2230,9 @@ fn a_figure_gathers_the_panels_of_plots_of_two_specs_with_their_error_bars() {
         rel("rel-sd", "sd"),
         rel("rel-own", "sd-method"),
         plain("own-sd", "sd"),
+        // A curves plot with the paper's points beside the solvers' (each panel draws them).
+        plain("with-paper", "sem")
+            + "[[plots.overlays]]\nlabel = \"paper\"\npoints = [[1.0, 0.5], [5.0, 0.25]]\nsource = \"F1\"\n\n",
     ]
     .concat();
     let spec = SPEC.replace(
@@ -2265,6 +2268,11 @@ fn a_figure_gathers_the_panels_of_plots_of_two_specs_with_their_error_bars() {
         oasis(series("rel-own")),
     );
     let plain_sd = oasis(series("own-sd"));
+    let paper = series("with-paper");
+    let last = paper.last().unwrap();
+    assert_eq!(last.name, "paper");
+    assert_eq!(last.points, vec![(1.0, 0.5, 0.0), (5.0, 0.25, 0.0)]);
+    assert!(paper.iter().any(|s| s.name == "OASIS"));
     assert_eq!(sem.len(), 5);
     let mut some_bar = false;
     for i in 0..sem.len() {
