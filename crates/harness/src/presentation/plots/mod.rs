@@ -1,8 +1,10 @@
-//! Figures (plotters, SVG and PNG): one image per plot spec, one panel per data set, one
-//! series per solver (and per evaluated set), error bars = s.e.m. over repeats, the chance
-//! line where the spec asks for it. Output bytes depend only on the results.
+//! Figures (plotters, SVG and PNG): one image per plot spec, its panels and series built by
+//! the plot's kind ([`kinds`]: by default one panel per data set, one series per solver and
+//! evaluated set), error bars = s.e.m. over repeats, the chance line where the spec asks for
+//! it. Output bytes depend only on the results.
 //!
-//! This module turns results into panels and series and draws them; where everything sits is
+//! This module draws what the kinds build, with what they share (colours, captions, the
+//! reference and overlay series); where everything sits is
 //! [`super::layout`]'s (so that [`layout`] can be checked without drawing). The SVG is at 1x;
 //! the PNG at [`PNG_SCALE`]x, anti-aliased, with the text drawn glyph by glyph from the
 //! embedded DejaVu font's metrics ([`super::png`]).
@@ -119,6 +121,7 @@ fn panel_caption(d: &crate::engine::plan::DatasetInstance) -> String {
     };
     format!("{}{tag}", d.id)
 }
+
 /// The sets a plot draws: its `sets`, else every set the plan evaluates.
 fn drawn_sets(res: &ExperimentResults<'_>, plot: &PlotSpec) -> Vec<String> {
     if plot.sets.is_empty() {
