@@ -524,6 +524,7 @@ fn check_k_max(cell: &RankingCell, d: &DatasetInstance) -> Result<(), String> {
 /// (a block of [`QUERY_BLOCK`] queries' scores and precision@1..k_max of every query).
 fn memory(cell: &RankingCell, solver: &SolverInstance, d: &DatasetInstance) -> Option<Memory> {
     let shape = d.resolved.shape.as_ref()?;
+    // Only a ranker has a memory estimate here: any other solver returns `None` (no estimate).
     solver.built()?.family::<dyn Ranker>()?;
     let train = set_rows(cell, EvalSet::Train, shape);
     let learner = solver
