@@ -65,6 +65,44 @@ fn main() {
     let dest = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("fingerprints.rs");
     std::fs::write(dest, out).unwrap();
     git_commit(&crates);
+    render_deps(crates.parent().unwrap());
+}
+
+/// The crates that turn a figure's layout into pixels and PNG bytes (rasteriser, glyphs,
+/// font, encoder and its compressors).
+const RENDER_CRATES: [&str; 10] = [
+    "plotters",
+    "plotters-backend",
+    "plotters-bitmap",
+    "plotters-svg",
+    "ab_glyph",
+    "ab_glyph_rasterizer",
+    "dejavu",
+    "png",
+    "fdeflate",
+    "miniz_oxide",
+];
+
+/// `DYAD_RENDER_DEPS`: `name version` of each of [`RENDER_CRATES`] in `Cargo.lock`, joined by
+/// `, `: part of a figure's render stamp, so an upgrade that changes pixels but not the SVG
+/// redraws the PNGs.
+fn render_deps(root: &Path) {
+    let lock = root.join("Cargo.lock");
+    println!("cargo:rerun-if-changed={}", lock.display());
+    let text = std::fs::read_to_string(&lock).unwrap_or_default();
+    let mut found = Vec::new();
+    let mut name = None;
+    for line in text.lines() {
+        if let Some(n) = line.strip_prefix("name = ") {
+            name = Some(n.trim_matches('"').to_string());
+        } else if let (Some(v), Some(n)) = (line.strip_prefix("version = "), name.take())
+            && RENDER_CRATES.contains(&n.as_str())
+        {
+            found.push(format!("{n} {}", v.trim_matches('"')));
+        }
+    }
+    found.sort();
+    println!("cargo:rustc-env=DYAD_RENDER_DEPS={}", found.join(", "));
 }
 
 /// The workspace crates: every `crates/*/Cargo.toml`, with the `dyad-*` names of its

@@ -34,7 +34,9 @@ pub(super) fn encode_png(rgb: &[u8], (w, h): (u32, u32), stamp: &str) -> Result<
 }
 
 /// What a figure's PNG is drawn from: its SVG (the same layout and panels, drawn by the same
-/// code) and the presentation code's fingerprint. Equal stamps mean equal pixels, so a figure
+/// code), the presentation code's fingerprint and the versions of the crates that rasterise and
+/// encode it (`DYAD_RENDER_DEPS`, from `Cargo.lock` by the build script). Equal stamps mean
+/// equal pixels, so a figure
 /// whose SVG and PNG on disk carry the stamp of the figure about to be drawn is not drawn again
 /// (a re-run with every cell cached renders nothing).
 pub(super) fn render_stamp(svg: &str) -> String {
@@ -44,6 +46,7 @@ pub(super) fn render_stamp(svg: &str) -> String {
         std::sync::LazyLock::new(|| crate::registry::fingerprint(&["harness/src/presentation/"]));
     let mut h = Sha256::new();
     h.update(CODE.as_bytes());
+    h.update(env!("DYAD_RENDER_DEPS").as_bytes());
     h.update(svg.as_bytes());
     dyad_datasets::identity::hex(&h.finalize())
 }
@@ -156,6 +159,35 @@ pub(super) fn raster_label(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod stamp_tests {
+    /// The build script's list of drawing crates, against the workspace's `Cargo.lock`.
+    #[test]
+    fn the_render_stamp_names_the_drawing_crates_at_their_locked_versions() {
+        let deps: Vec<&str> = env!("DYAD_RENDER_DEPS").split(", ").collect();
+        let lock =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.lock"))
+                .unwrap();
+        for must in [
+            "plotters ",
+            "plotters-bitmap ",
+            "png ",
+            "ab_glyph ",
+            "dejavu ",
+        ] {
+            assert!(
+                deps.iter().any(|d| d.starts_with(must)),
+                "{must}in {deps:?}"
+            );
+        }
+        for d in &deps {
+            let (name, version) = d.split_once(' ').unwrap();
+            let entry = format!("name = \"{name}\"\nversion = \"{version}\"\n");
+            assert!(lock.contains(&entry), "{d} is not in Cargo.lock");
+        }
+    }
 }
 
 #[cfg(test)]
