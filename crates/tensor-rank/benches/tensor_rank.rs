@@ -98,6 +98,26 @@ fn gradient(c: &mut Criterion) {
     g.finish();
 }
 
+/// The bound the gradient is measured against (issue 44 §2): this core's throughput on the
+/// gradient's own product shape, `C = B M` with `B` n × p and `M` p × p (`2 n p²` flops), by
+/// the sequential faer product the gradient uses, at n = 60,000, p = 50. The gradient's
+/// `≈ 6 n p² + 2 k n p` flops (module docs of `low_rank.rs`) divided by this rate is the time a
+/// gradient made only of such products would take.
+fn product_throughput(c: &mut Criterion) {
+    let (n, p) = (60_000usize, 50usize);
+    let mut rng = seeded(3);
+    let b = Array2::from_shape_fn((n, p), |_| rng.random_range(-1.0..1.0));
+    let m = Array2::from_shape_fn((p, p), |_| rng.random_range(-1.0..1.0));
+    let mut out = Array2::zeros((n, p));
+    let mut g = c.benchmark_group("product_throughput");
+    g.sample_size(20);
+    g.throughput(criterion::Throughput::Elements((2 * n * p * p) as u64));
+    g.bench_function("n_by_p_times_p_by_p", |bench| {
+        bench.iter(|| dyad_kernels::linalg::gemm(out.view_mut(), false, b.view(), m.view()))
+    });
+    g.finish();
+}
+
 /// Full KR's regulariser operator `λ (LV − (LV)ᵀ)/2` at n = 1,500 (the `kr-full` spec's
 /// size; one per CG iteration): the blocked, vectorised pass against the plain product and
 /// transpose it replaced (the same bits, tested in `kernel_full`).
@@ -189,5 +209,11 @@ fn dr_epoch(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, gradient, full_kr_regulariser, dr_epoch);
+criterion_group!(
+    benches,
+    gradient,
+    product_throughput,
+    full_kr_regulariser,
+    dr_epoch
+);
 criterion_main!(benches);
