@@ -110,6 +110,17 @@ fn dataset_drawn(plot: &PlotSpec, d: &crate::engine::plan::DatasetInstance) -> b
     plot.datasets.is_empty() || plot.datasets.contains(&d.id)
 }
 
+/// The data sets `plot` draws, with their indices in the plan.
+fn drawn_datasets<'a>(
+    plan: &'a crate::engine::plan::Plan,
+    plot: &'a PlotSpec,
+) -> impl Iterator<Item = (usize, &'a crate::engine::plan::DatasetInstance)> + 'a {
+    plan.datasets
+        .iter()
+        .enumerate()
+        .filter(move |(_, d)| dataset_drawn(plot, d))
+}
+
 /// A panel's caption: the data set's id, marked when it is a stand-in.
 fn panel_caption(d: &crate::engine::plan::DatasetInstance) -> String {
     let tag = if d.resolved.synthetic {
@@ -463,17 +474,7 @@ fn draw<DB: DrawingBackend>(
             let line = if s_.scatter { Vec::new() } else { line };
             for run in clip_polyline(&line, &r) {
                 let run: Vec<(i32, i32)> = run.into_iter().map(p).collect();
-                if s_.dashed {
-                    root.draw(&DashedPathElement::new(
-                        run,
-                        (6.0 * s) as i32,
-                        (4.0 * s) as i32,
-                        style,
-                    ))
-                    .map_err(err)?;
-                } else {
-                    root.draw(&PathElement::new(run, style)).map_err(err)?;
-                }
+                stroke(root, run, style, s_.dashed, s).map_err(err)?;
             }
             for q in &pts {
                 let e = half_bar(plot, &q.y);
@@ -561,17 +562,7 @@ fn draw<DB: DrawingBackend>(
             let y = (e.swatch.y0 + e.swatch.y1) / 2.0;
             let run = vec![p((e.swatch.x0, y)), p((e.swatch.x1, y))];
             let style = color.stroke_width(sw(1.6));
-            if e.dashed {
-                root.draw(&DashedPathElement::new(
-                    run,
-                    (6.0 * s) as i32,
-                    (4.0 * s) as i32,
-                    style,
-                ))
-                .map_err(err)?;
-            } else {
-                root.draw(&PathElement::new(run, style)).map_err(err)?;
-            }
+            stroke(root, run, style, e.dashed, s).map_err(err)?;
             if e.marker {
                 let c = ((e.swatch.x0 + e.swatch.x1) / 2.0, y);
                 marker(root, p(c), color, e.dashed, s).map_err(err)?;
@@ -582,6 +573,27 @@ fn draw<DB: DrawingBackend>(
 }
 
 /// A filled circle (hollow for dashed series).
+/// A series' line (or its legend swatch) through `run`: dashed 6-on, 4-off at scale `s`, or
+/// solid.
+fn stroke<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    run: Vec<(i32, i32)>,
+    style: ShapeStyle,
+    dashed: bool,
+    s: f64,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    if dashed {
+        root.draw(&DashedPathElement::new(
+            run,
+            (6.0 * s) as i32,
+            (4.0 * s) as i32,
+            style,
+        ))
+    } else {
+        root.draw(&PathElement::new(run, style))
+    }
+}
+
 fn marker<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     c: (i32, i32),

@@ -5,7 +5,7 @@
 //! every panel.
 
 use super::super::{
-    Colours, dataset_drawn, overlay_series, panel_caption, reference, solver_drawn,
+    Colours, drawn_datasets, overlay_series, panel_caption, reference, solver_drawn,
 };
 use super::PlotKind;
 use crate::analysis::results::{CurvePoint, ExperimentResults, Stat};
@@ -55,10 +55,7 @@ fn check(spec: &Spec, p: &PlotSpec) -> Result<(), (&'static str, String)> {
 fn panels<'p>(res: &ExperimentResults<'_>, plot: &'p PlotSpec, sets: &[String]) -> Vec<Panel<'p>> {
     let plan = res.plan;
     let colours = Colours::new(plan, plot, plot.envelope);
-    plan.datasets
-        .iter()
-        .enumerate()
-        .filter(|(_, d)| dataset_drawn(plot, d))
+    drawn_datasets(plan, plot)
         .map(|(di, d)| {
             let mut series = Vec::new();
             // With `envelope`, the instances of one grid are one series (drawn at its first

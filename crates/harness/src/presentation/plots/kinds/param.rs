@@ -3,7 +3,7 @@
 //! parameter is one series), optionally a power law fitted to each (`fit_power`) and series
 //! given as numbers (`overlays`, e.g. literature runtimes, dashed).
 
-use super::super::{Colours, dataset_drawn, overlay_series, reference, solver_drawn};
+use super::super::{Colours, drawn_datasets, overlay_series, reference, solver_drawn};
 use super::PlotKind;
 use crate::analysis::results::{CurvePoint, ExperimentResults};
 use crate::analysis::stats::{SlopeBound, power_fit, slope_bound};
@@ -52,8 +52,7 @@ fn param_panel<'p>(
     // Instances of one spec solver whose grid sets the parameter (LORETA at ranks 10 ...
     // 400) form one series per data set, in the colour of its first instance.
     let mut grid_series: Vec<(String, usize, Vec<CurvePoint>)> = Vec::new();
-    let drawn_set = |d: &crate::engine::plan::DatasetInstance| dataset_drawn(plot, d);
-    let several = plan.datasets.iter().filter(|d| drawn_set(d)).count() > 1;
+    let several = drawn_datasets(plan, plot).count() > 1;
     let drawn = |sv: &crate::engine::plan::SolverInstance| solver_drawn(plot, sv);
     for (si, sv) in plan.solvers.iter().enumerate() {
         if !drawn(sv) {
@@ -66,12 +65,7 @@ fn param_panel<'p>(
         }) else {
             continue;
         };
-        for (di, d) in plan
-            .datasets
-            .iter()
-            .enumerate()
-            .filter(|(_, d)| drawn_set(d))
-        {
+        for (di, d) in drawn_datasets(plan, plot) {
             let Some(p) = res.point_at(di, si, set, &plot.metric, plot.k, x) else {
                 continue;
             };
@@ -112,12 +106,7 @@ fn param_panel<'p>(
             // A solver the parameter does not apply to (OASIS beside AROMA's r sweep): its
             // final value on each data set, dashed across the grid's range.
             let Some((lo, hi)) = grid_range else { continue };
-            for (di, d) in plan
-                .datasets
-                .iter()
-                .enumerate()
-                .filter(|(_, d)| drawn_set(d))
-            {
+            for (di, d) in drawn_datasets(plan, plot) {
                 let Some(p) = res.point_at(di, si, set, &plot.metric, plot.k, lo) else {
                     continue;
                 };
@@ -164,11 +153,9 @@ fn param_panel<'p>(
         series.extend(points.map(|points| reference(r, points)));
     }
     series.extend(overlay_series(plot, &colours));
-    let synthetic: Vec<&str> = plan
-        .datasets
-        .iter()
-        .filter(|d| d.resolved.synthetic && drawn_set(d))
-        .map(|d| d.id.as_str())
+    let synthetic: Vec<&str> = drawn_datasets(plan, plot)
+        .filter(|(_, d)| d.resolved.synthetic)
+        .map(|(_, d)| d.id.as_str())
         .collect();
     let caption = if synthetic.is_empty() {
         "all data sets".to_string()

@@ -2,7 +2,7 @@
 //! (`x`, e.g. `"category"`) against the mean of the solver named by `versus` at the same
 //! value, with the line y = x (FuncISH Fig. S4: per-category AUCs of two dictionary sizes).
 
-use super::super::{Colours, dataset_drawn, panel_caption, solver_drawn};
+use super::super::{Colours, drawn_datasets, panel_caption, solver_drawn};
 use super::PlotKind;
 use crate::analysis::results::{CurvePoint, ExperimentResults, Stat};
 use crate::presentation::layout::{Panel, Series};
@@ -47,10 +47,7 @@ fn panels<'p>(res: &ExperimentResults<'_>, plot: &'p PlotSpec, sets: &[String]) 
         return Vec::new();
     };
     let colours = Colours::new(plan, plot, false);
-    plan.datasets
-        .iter()
-        .enumerate()
-        .filter(|(_, d)| dataset_drawn(plot, d))
+    drawn_datasets(plan, plot)
         .map(|(di, d)| {
             let mut series = Vec::new();
             let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
