@@ -23,7 +23,7 @@ repeats = {repeats}
 seed = 3
 checkpoints = {{ max = {max}, every = {max} }}
 
-[protocol.ranking]
+[protocol.retrieval]
 train_per_class = 40
 test_per_class = 25
 k_max = 10
@@ -602,7 +602,7 @@ repeats = 1
 seed = 7
 checkpoints = { max = 400, every = 200 }
 
-[protocol.ranking]
+[protocol.retrieval]
 train_per_class = 7
 test_per_class = 5
 k_max = 5
@@ -814,7 +814,7 @@ repeats = 1
 seed = 3
 checkpoints = { max = 10, every = 10 }
 
-[protocol.ranking]
+[protocol.retrieval]
 train_per_class = 2
 test_per_class = 2
 k_max = 2

@@ -24,7 +24,7 @@ repeats = 2
 seed = 3
 checkpoints = { max = 400, every = 200 }
 
-[protocol.ranking]
+[protocol.retrieval]
 train_per_class = 30
 test_per_class = 20
 k_max = 10

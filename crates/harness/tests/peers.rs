@@ -277,7 +277,7 @@ repeats = 1
 seed = 7
 checkpoints = { max = 400, every = 200 }
 
-[protocol.ranking]
+[protocol.retrieval]
 train_per_class = 7
 test_per_class = 5
 evaluate = ["train", "test"]

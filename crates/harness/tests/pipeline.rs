@@ -23,7 +23,7 @@ repeats = 2
 seed = 7
 checkpoints = { max = 400, every = 200 }
 
-[protocol.ranking]
+[protocol.retrieval]
 train_per_class = 7
 test_per_class = 5
 evaluate = ["train", "test"]
@@ -1182,6 +1182,34 @@ fn estimates_of_a_narrowed_plan_learn_from_every_cell() {
 }
 
 #[test]
+fn a_renamed_task_table_names_its_new_name_and_keeps_cell_keys() {
+    // `[protocol.ranking]` was the retrieval task's table: a spec still using it is told the
+    // new table, at its line.
+    let f = fixture(&SPEC.replace("[protocol.retrieval]", "[protocol.ranking]"));
+    let ctx = f.ws.data_context();
+    let err =
+        f.ws.plan(&f.ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
+            .err()
+            .unwrap()
+            .to_string();
+    assert!(
+        err.contains("fig.toml:16:")
+            && err.contains("now `[protocol.retrieval]` (task `retrieval`)"),
+        "{err}"
+    );
+    // The keys still hash the task's former name, so no cell computed before the rename is
+    // lost.
+    let f = fixture(SPEC);
+    let plans =
+        f.ws.plan(&f.ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
+            .unwrap();
+    assert_eq!(plans[0].task.name(), "retrieval");
+    for c in &plans[0].cells {
+        assert_eq!(c.canonical["task"]["name"], "label-ranking");
+    }
+}
+
+#[test]
 fn unknown_solver_or_data_set_names_the_line() {
     let f = fixture(&SPEC.replace("name = \"euclidean\"", "name = \"euclidian\""));
     let ctx = f.ws.data_context();
@@ -1613,7 +1641,7 @@ repeats = 1
 seed = 3
 checkpoints = { max = 3000, log_points = 4 }
 
-[protocol.ranking]
+[protocol.retrieval]
 split = "official"
 evaluate = ["test"]
 k_max = 10
@@ -1669,7 +1697,7 @@ fn the_simulated_human_evaluation_adds_rater_records_to_the_ranking_cell() {
         let cell = cell.as_ref().expect("computed");
         let other = plain_res.cells[ci].as_ref().expect("computed");
         assert_ne!(cell.key, other.key, "the human task has its own keys");
-        // The ranking part is the label-ranking task's, record for record.
+        // The ranking part is the retrieval task's, record for record.
         let automatic: Vec<_> = cell
             .records
             .iter()
@@ -1798,7 +1826,7 @@ fn a_second_task_ranks_labels_per_example() {
     let f = fixture(LABELS_SPEC);
     let (plans, s) = plan_and_run(&f.ws, 2);
     assert!(s.ok(), "{:?}", s.failed);
-    assert_eq!(plans[0].task.name(), "labels-per-example");
+    assert_eq!(plans[0].task.name(), "label-ranking");
     let res = ExperimentResults::load(&plans[0], &f.ws.cache());
     let sel = |metric: &str, k: Option<u32>| {
         let v = res

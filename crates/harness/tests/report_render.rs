@@ -42,7 +42,7 @@ repeats = 2
 seed = 7
 checkpoints = { max = 100000, log_points = 7 }
 
-[protocol.ranking]
+[protocol.retrieval]
 train_per_class = 7
 test_per_class = 4
 evaluate = ["train", "test"]

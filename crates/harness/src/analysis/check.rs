@@ -144,9 +144,9 @@ const ROUNDING: f64 = 1e-9;
 const TIE_ROUNDING: f64 = 1e-3;
 
 /// The sanity checks of one experiment, from its cached cells (see
-/// [`crate::tasks::ranking::SANITY`]):
+/// [`crate::tasks::retrieval::SANITY`]):
 ///
-/// * every label-ranking cell: the perfect ranking's mAP is 1, a constant scorer's
+/// * every retrieval cell: the perfect ranking's mAP is 1, a constant scorer's
 ///   precision@k sits at chance, and the final model evaluated twice gives the same values;
 /// * a learner whose step-0 model ranks as the Euclidean baseline
 ///   ([`dyad_kernels::Start::IdentityDistance`], or `IdentityBilinear` on rows of unit
@@ -160,7 +160,7 @@ const TIE_ROUNDING: f64 = 1e-3;
 ///
 /// Tasks without probes yield nothing; [`sanity_summary`] says so.
 pub fn sanity(res: &ExperimentResults<'_>) -> Vec<SanityLine> {
-    use crate::tasks::ranking::SANITY;
+    use crate::tasks::retrieval::SANITY;
     let plan = res.plan;
     let experiment = plan.spec.id.clone();
     let mut out = Vec::new();

@@ -3,7 +3,7 @@
 //! soon, and a fit at its cap has not converged, so the report flags both beside each
 //! experiment (issue 42 §4) instead of letting a verdict rest on them unseen.
 //!
-//! Choices are read from the cells: the candidate a cell kept (`tuned`, the label-ranking
+//! Choices are read from the cells: the candidate a cell kept (`tuned`, the retrieval
 //! task's hold-out choice) and the per-x-value records `chosen_<param>` of tasks that choose
 //! per x value (pair ranking's λ, k, width per labels-per-class). A parameter counts when it
 //! takes at least two distinct numeric values over the solver's `tune` candidates. Caps are

@@ -156,7 +156,7 @@ impl<'a> ExperimentResults<'a> {
     }
 
     /// The cached cells whose stored source fingerprints differ from the current code's,
-    /// counted by what changed (`solver oasis`, `task label-ranking`, `data caltech256-standin`):
+    /// counted by what changed (`solver oasis`, `task retrieval`, `data caltech256-standin`):
     /// a cell whose solver and task both changed counts under both.
     pub fn stale_code(&self) -> Vec<(String, usize)> {
         self.stale().1

@@ -48,12 +48,7 @@ const RANGES: &[(&str, &[&str], f64, f64)] = &[
         0.0,
         f64::INFINITY,
     ),
-    (
-        "labels-per-example",
-        &["map", "precision", "chance"],
-        0.0,
-        1.0,
-    ),
+    ("label-ranking", &["map", "precision", "chance"], 0.0, 1.0),
     (
         "human-evaluation",
         &["map", "precision", "chance"],
@@ -85,7 +80,7 @@ const RANGES: &[(&str, &[&str], f64, f64)] = &[
 /// record (set, k and coordinate alike; at any step).
 const SHARED: &[(&str, &str)] = &[
     ("tensor-decomposition", "optimal_nmi"),
-    ("labels-per-example", "chance"),
+    ("label-ranking", "chance"),
 ];
 
 /// The checks of one experiment (none for a task without any).

@@ -422,6 +422,16 @@ fn select_task(spec: &LoadedSpec) -> Result<&'static dyn Task, SpecError> {
     };
     for t in &tables {
         if tasks::task(t).is_none() {
+            if let Some(now) = tasks::TASKS.iter().find(|k| k.former_tables().contains(t)) {
+                return Err(spec.error_at_key(
+                    &["protocol", t],
+                    format!(
+                        "key `protocol.{t}`: this table is now `[protocol.{}]` (task `{}`); rename it",
+                        now.table(),
+                        now.name()
+                    ),
+                ));
+            }
             return Err(spec.error_at_key(
                 &["protocol", t],
                 format!(
@@ -939,7 +949,7 @@ fn canonical_cell(plan: &Plan, di: usize, si: usize, repeat: u32) -> serde_json:
     json!({
         "format": RESULT_FORMAT_VERSION,
         "task": {
-            "name": plan.task.name(),
+            "name": plan.task.key_name(),
             "version": plan.task_version,
             "protocol": plan.protocol.canonical(sv),
         },

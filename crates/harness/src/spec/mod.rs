@@ -3,7 +3,7 @@
 //! unknown key or a wrong type is an error naming the file, line and key.
 //!
 //! The spec knows no task: `[protocol]` holds the generic keys (repeats, seed, checkpoints)
-//! and one table per task (`[protocol.ranking]`, ...), which the task reads itself, with
+//! and one table per task (`[protocol.retrieval]`, ...), which the task reads itself, with
 //! errors at their lines ([`LoadedSpec::typed`]). A spec may `extends` another of its paper:
 //! it then runs that spec's cells (it inherits `datasets`, `protocol`, `solvers` and
 //! `choices`; it may add data sets, solvers and choices, but not redefine the protocol) and
@@ -193,7 +193,7 @@ pub struct SolverSpec {
     #[serde(default)]
     pub checkpoints: Option<PerProfile<Checkpoints>>,
     /// `false`: run this iterative solver to its own end (convergence or the last checkpoint)
-    /// instead of choosing its step count on the task's hold-out (e.g. the ranking task's
+    /// instead of choosing its step count on the task's hold-out (e.g. the retrieval task's
     /// `early_stopping`; the papers ran MCML and LMNN to convergence, only OASIS and LEGO were
     /// early-stopped). Tuned parameters are then compared at the final step. Default `true`.
     #[serde(default = "yes")]
@@ -1376,7 +1376,7 @@ repeats = { quick = 1, paper = 2 }
 seed = 1
 checkpoints = { max = 100, every = 50 }
 
-[protocol.ranking]
+[protocol.retrieval]
 train_per_class = 4
 test_per_class = 3
 
@@ -1514,15 +1514,15 @@ name = "oasis"
             test_per_class: usize,
         }
         let s = parse(MINIMAL).unwrap();
-        let t: T = s.typed(&["protocol", "ranking"]).unwrap();
+        let t: T = s.typed(&["protocol", "retrieval"]).unwrap();
         assert_eq!(t.train_per_class, 4);
         let bad = parse(&MINIMAL.replace("test_per_class = 3", "test_per_class = \"x\"")).unwrap();
-        let e = bad.typed::<T>(&["protocol", "ranking"]).unwrap_err();
+        let e = bad.typed::<T>(&["protocol", "retrieval"]).unwrap_err();
         assert_eq!(e.line, Some(18), "{e}");
-        assert!(e.to_string().contains("protocol.ranking"), "{e}");
+        assert!(e.to_string().contains("protocol.retrieval"), "{e}");
         let extra =
             parse(&MINIMAL.replace("test_per_class = 3", "test_per_class = 3\ntrian = 1")).unwrap();
-        let e = extra.typed::<T>(&["protocol", "ranking"]).unwrap_err();
+        let e = extra.typed::<T>(&["protocol", "retrieval"]).unwrap_err();
         assert_eq!(e.line, Some(19), "{e}");
         assert!(e.to_string().contains("trian"), "{e}");
         assert!(
@@ -1546,7 +1546,7 @@ name = "oasis"
         // An inherited key's error names the parent's file and line.
         let (path, line) = s.position(s.spec.solvers[0].name.span().start);
         assert_eq!((path, line), (d.join("base.toml"), 21));
-        let e = s.typed::<toml::Value>(&["protocol", "ranking"]).unwrap();
+        let e = s.typed::<toml::Value>(&["protocol", "retrieval"]).unwrap();
         assert_eq!(e["train_per_class"].as_integer(), Some(4));
         // Solvers may be added: the parent's first, then the child's, each at its own line.
         std::fs::write(

@@ -7,14 +7,14 @@
 //! mAP. Adding a task is one file here and one line in [`TASKS`]; `spec.rs`, `plan.rs`,
 //! `run.rs` and `report.rs` do not change.
 //!
-//! A task may build on another (`base`): the human evaluation is the ranking task plus a rater
+//! A task may build on another (`base`): the human evaluation is the retrieval task plus a rater
 //! panel, and a spec selecting it carries both tables.
 
 pub mod funcish;
 pub mod human;
 pub mod label_ranking;
 pub mod pair_ranking;
-pub mod ranking;
+pub mod retrieval;
 pub mod sparse_pca;
 pub mod tensor_decomposition;
 
@@ -92,8 +92,18 @@ pub struct Headline {
 pub trait Task: Sync {
     /// The protocol table that selects it: `[protocol.<table>]`.
     fn table(&self) -> &'static str;
-    /// Its name in cache keys, tables and the report.
+    /// Its name in tables, logs and the report.
     fn name(&self) -> &'static str;
+    /// The name its cells' keys hash. A task renamed after cells were computed keeps its old
+    /// name here, so that renaming recomputes nothing (the retrieval task was
+    /// `label-ranking`, and the label-ranking task `labels-per-example`). Default: its name.
+    fn key_name(&self) -> &'static str {
+        self.name()
+    }
+    /// Tables that selected it before a rename: a spec still using one is told the new name.
+    fn former_tables(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// Bump when the task's records change for the same inputs: exactly its cells recompute.
     fn version(&self) -> u32;
     fn description(&self) -> &'static str;
@@ -254,7 +264,7 @@ pub struct CellOutput {
 
 /// Every task the specs can select, by table name.
 pub static TASKS: &[&dyn Task] = &[
-    &ranking::RankingTask,
+    &retrieval::RetrievalTask,
     &human::HumanEvaluationTask,
     &label_ranking::LabelRankingTask,
     &sparse_pca::SparsePcaTask,
@@ -346,9 +356,15 @@ mod tests {
     fn tables_and_names_are_unique_and_bases_exist() {
         let mut tables = std::collections::BTreeSet::new();
         let mut names = std::collections::BTreeSet::new();
+        let mut key_names = std::collections::BTreeSet::new();
         for t in TASKS {
             assert!(tables.insert(t.table()), "table {} twice", t.table());
             assert!(names.insert(t.name()), "name {} twice", t.name());
+            assert!(
+                key_names.insert(t.key_name()),
+                "key name {} twice",
+                t.key_name()
+            );
             if let Some(b) = t.base() {
                 assert!(task(b).is_some(), "{} builds on unknown {b}", t.name());
             }
@@ -361,6 +377,12 @@ mod tests {
                 );
             }
             crate::registry::fingerprint(t.sources());
+        }
+        for t in TASKS {
+            for old in t.former_tables() {
+                assert!(task(old).is_none(), "former table {old} is a current one");
+                assert!(tables.insert(old), "former table {old} twice");
+            }
         }
     }
 

@@ -64,7 +64,7 @@
 //! one GPower iteration); a solver's own `checkpoints` in the spec set its grid. Learners stop
 //! early when they converge: the last record is then their final model.
 
-use super::ranking::EvalSet;
+use super::retrieval::EvalSet;
 use super::{CellOutput, CellProtocol, CellRun, Headline, Metric, Task, TaskInput};
 use crate::cache::{Coord, Record};
 use crate::plan::{DatasetInstance, SolverInstance};

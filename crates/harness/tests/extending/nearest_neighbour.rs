@@ -16,7 +16,7 @@ use dyad_harness::engine::plan::{DatasetInstance, SolverInstance};
 use dyad_harness::registry::RANKER;
 use dyad_harness::spec::SpecError;
 use dyad_harness::spec::profile::PerProfile;
-use dyad_harness::tasks::ranking::{SplitCell, check_split, labelled, rankers};
+use dyad_harness::tasks::retrieval::{SplitCell, check_split, labelled, rankers};
 use dyad_harness::tasks::{CellOutput, CellProtocol, CellRun, Headline, Metric, Task, TaskInput};
 use serde::{Deserialize, Serialize};
 

@@ -4,8 +4,8 @@
 //! web stand-in ([`raters`]). Every number this task records is a pipeline check on synthetic
 //! data, never a reproduction of the paper's 42 % / 35 %.
 //!
-//! A cell runs the label-ranking task unchanged (same split, early stopping and records, so
-//! its automatic metrics equal a `label-ranking` cell's); the ranking run hands its final
+//! A cell runs the retrieval task unchanged (same split, early stopping and records, so
+//! its automatic metrics equal a `retrieval` cell's); the retrieval run hands its final
 //! model to the panel: the 25 most relevant test images are the queries, each shown with its
 //! 10 nearest test neighbours and 10 random `R_II = 0` negatives.
 //!
@@ -23,7 +23,7 @@
 
 pub mod raters;
 
-use super::ranking::{self, RankingCell};
+use super::retrieval::{self, RetrievalCell};
 use super::{CellOutput, CellProtocol, CellRun, Headline, Metric, Task, TaskInput};
 use crate::cache::Record;
 use crate::plan::{DatasetInstance, SolverInstance};
@@ -35,7 +35,7 @@ use dyad_datasets::web::WebData;
 use raters::{Corpus, HumanEvaluation, J_F3C_RANKS, Protocol, RaterPanel};
 use serde::{Deserialize, Serialize};
 
-/// The task: `[protocol.human_evaluation]` beside `[protocol.ranking]`.
+/// The task: `[protocol.human_evaluation]` beside `[protocol.retrieval]`.
 pub struct HumanEvaluationTask;
 
 static METRICS: &[Metric] = &[
@@ -112,14 +112,14 @@ impl Task for HumanEvaluationTask {
         "human-evaluation"
     }
     fn version(&self) -> u32 {
-        // 2: the ranking task's tie and empty-row rules (dyad_core::metrics).
+        // 2: the retrieval task's tie and empty-row rules (dyad_core::metrics).
         2
     }
     fn description(&self) -> &'static str {
-        "the ranking task, then a SIMULATED rater panel judging the final model's neighbours"
+        "the retrieval task, then a SIMULATED rater panel judging the final model's neighbours"
     }
     fn base(&self) -> Option<&'static str> {
-        Some("ranking")
+        Some("retrieval")
     }
     fn family(&self) -> &'static str {
         RANKER
@@ -137,41 +137,43 @@ impl Task for HumanEvaluationTask {
         Some(("validation", "map"))
     }
     fn sources(&self) -> &'static [&'static str] {
-        &["harness/src/tasks/human/", "harness/src/tasks/ranking.rs"]
+        &["harness/src/tasks/human/", "harness/src/tasks/retrieval.rs"]
     }
     fn plan(&self, input: &TaskInput<'_>) -> Result<Box<dyn CellProtocol>, SpecError> {
-        let ranking = ranking::plan_cell(input)?;
+        let retrieval = retrieval::plan_cell(input)?;
         let human: HumanCell = input.table("human_evaluation")?;
-        Ok(Box::new(HumanPlan { ranking, human }))
+        Ok(Box::new(HumanPlan { retrieval, human }))
     }
 }
 
-/// A plan of the human task: the ranking protocol and the panel's.
+/// A plan of the human task: the retrieval protocol and the panel's.
 struct HumanPlan {
-    ranking: RankingCell,
+    retrieval: RetrievalCell,
     human: HumanCell,
 }
 
 impl CellProtocol for HumanPlan {
     fn canonical(&self, solver: &SolverInstance) -> serde_json::Value {
         serde_json::json!({
-            "ranking": self.ranking.canonical(solver),
+            // "ranking": the retrieval task's table when these keys were first made (kept so
+            // that cells keep their keys; see `Task::key_name`).
+            "ranking": self.retrieval.canonical(solver),
             "human": self.human,
         })
     }
 
     fn check_data(&self, d: &DatasetInstance) -> Result<(), String> {
-        self.ranking.check_data(d)
+        self.retrieval.check_data(d)
     }
 
     fn sets(&self) -> Vec<String> {
-        let mut s = self.ranking.sets();
+        let mut s = self.retrieval.sets();
         s.push("human".into());
         s
     }
 
     fn steps(&self, solver: &SolverInstance) -> u64 {
-        self.ranking.steps(solver)
+        self.retrieval.steps(solver)
     }
 
     fn run(&self, cell: &CellRun<'_>) -> Result<CellOutput, String> {
@@ -184,8 +186,8 @@ impl CellProtocol for HumanPlan {
         })?;
         run(
             web,
-            &ranking::rankers(cell)?,
-            &self.ranking.for_solver(cell.solver),
+            &retrieval::rankers(cell)?,
+            &self.retrieval.for_solver(cell.solver),
             &self.human,
             cell.seed,
             cell.repeat,
@@ -216,17 +218,17 @@ pub fn selected_query_set(rank: usize) -> String {
 pub const HUMAN_PER_QUERY: &str = "per query: raters";
 pub const RANKER_PER_QUERY: &str = "per query: ranker";
 
-/// Run one cell: the label-ranking task, whose final model the simulated panel then judges
-/// (handed over by the ranking run itself: no retraining).
+/// Run one cell: the retrieval task, whose final model the simulated panel then judges
+/// (handed over by the retrieval run itself: no retraining).
 pub fn run(
     web: &WebData,
     candidates: &[&dyn dyad_kernels::Ranker],
-    cell: &RankingCell,
+    cell: &RetrievalCell,
     human: &HumanCell,
     seed: u64,
     repeat: u32,
 ) -> Result<CellOutput, String> {
-    // The ranking task's rows: the panel judges neighbours among the test images.
+    // The retrieval task's rows: the panel judges neighbours among the test images.
     let (_, mut test_rows) = cell
         .split_rows(&web.set, seed, repeat)
         .map_err(|e| e.to_string())?;
@@ -246,7 +248,7 @@ pub fn run(
         let rank = raters::scorer_top(model, &web.set, &test_rows, sizes.top);
         judged = Some(raters::evaluate(&panel, &sizes, &corpus, rank).map_err(|e| e.to_string()));
     };
-    let mut out = ranking::run(&web.set, candidates, cell, seed, repeat, Some(&mut on_last))
+    let mut out = retrieval::run(&web.set, candidates, cell, seed, repeat, Some(&mut on_last))
         .map_err(|e| e.to_string())?;
     let eval = judged.ok_or("the learner reported no final model for the human evaluation")??;
     let final_step = out.records.iter().map(|r| r.step).max().unwrap_or(0);

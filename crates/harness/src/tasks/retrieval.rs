@@ -1,4 +1,4 @@
-//! The label-ranking task (OASIS spec §7.1 and §8), table `[protocol.ranking]`: draw a
+//! The retrieval task (OASIS spec §7.1 and §8), table `[protocol.retrieval]`: draw a
 //! per-class (or the official) train/test split, train a ranker on the training rows, and at
 //! each checkpoint rank every evaluated set against itself (each query excluded from its own
 //! ranking), recording mAP, precision@k and the chance level. With early stopping, the number
@@ -23,7 +23,7 @@ use std::borrow::Cow;
 use std::time::Instant;
 
 /// The task.
-pub struct RankingTask;
+pub struct RetrievalTask;
 
 /// The prefix of the records' sets of the sanity probes (`sanity-test` for the probes on set
 /// `test`), recorded once per final run and evaluated set:
@@ -83,12 +83,20 @@ static HEADLINE: &[Headline] = &[
     },
 ];
 
-impl Task for RankingTask {
+impl Task for RetrievalTask {
     fn table(&self) -> &'static str {
-        "ranking"
+        "retrieval"
     }
     fn name(&self) -> &'static str {
+        "retrieval"
+    }
+    fn key_name(&self) -> &'static str {
+        // Its name until the task names were made to say what they are: every cell key
+        // computed since hashes it.
         "label-ranking"
+    }
+    fn former_tables(&self) -> &'static [&'static str] {
+        &["ranking"]
     }
     fn version(&self) -> u32 {
         // 2: ties scored as the expectation over the orders of tied candidates; rows without
@@ -115,7 +123,7 @@ impl Task for RankingTask {
     }
     fn sources(&self) -> &'static [&'static str] {
         &[
-            "harness/src/tasks/ranking.rs",
+            "harness/src/tasks/retrieval.rs",
             "core/src/metrics.rs",
             "core/src/data.rs",
             "core/src/rng.rs",
@@ -126,10 +134,10 @@ impl Task for RankingTask {
     }
 }
 
-/// `[protocol.ranking]` as written in a spec.
+/// `[protocol.retrieval]` as written in a spec.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RankingProtocol {
+pub struct RetrievalProtocol {
     /// How training and test rows are drawn (default `"per-class"`).
     #[serde(default)]
     pub split: SplitKind,
@@ -222,7 +230,7 @@ pub enum SplitCell {
 
 /// The protocol of one cell, resolved for a profile (hashed into the cell key).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RankingCell {
+pub struct RetrievalCell {
     pub split: SplitCell,
     pub evaluate: Vec<EvalSet>,
     pub k_max: usize,
@@ -247,10 +255,10 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
-impl RankingCell {
+impl RetrievalCell {
     /// The cell's protocol for `solver`: learners without steps ignore checkpoints and early
     /// stopping, so those stay out of their keys (their cells are shared across grids).
-    pub fn for_solver(&self, solver: &SolverInstance) -> RankingCell {
+    pub fn for_solver(&self, solver: &SolverInstance) -> RetrievalCell {
         let mut r = self.clone();
         if let Some(c) = &solver.checkpoints {
             r.checkpoints = c.clone();
@@ -296,17 +304,17 @@ impl RankingCell {
     }
 }
 
-/// Read, check and resolve `[protocol.ranking]`.
-pub fn plan_cell(input: &TaskInput<'_>) -> Result<RankingCell, SpecError> {
-    let r: RankingProtocol = input.table("ranking")?;
-    let err = |key: &str, msg: String| input.error(&["ranking", key], msg);
+/// Read, check and resolve `[protocol.retrieval]`.
+pub fn plan_cell(input: &TaskInput<'_>) -> Result<RetrievalCell, SpecError> {
+    let r: RetrievalProtocol = input.table("retrieval")?;
+    let err = |key: &str, msg: String| input.error(&["retrieval", key], msg);
     if let Some(es) = &r.early_stopping
         && !(es.validation_fraction > 0.0 && es.validation_fraction < 1.0)
     {
         return Err(err(
             "early_stopping",
             format!(
-                "key `protocol.ranking.early_stopping.validation_fraction`: must lie in (0, 1), got {}",
+                "key `protocol.retrieval.early_stopping.validation_fraction`: must lie in (0, 1), got {}",
                 es.validation_fraction
             ),
         ));
@@ -314,13 +322,13 @@ pub fn plan_cell(input: &TaskInput<'_>) -> Result<RankingCell, SpecError> {
     if r.k_max == 0 {
         return Err(err(
             "k_max",
-            "key `protocol.ranking.k_max`: must be at least 1".into(),
+            "key `protocol.retrieval.k_max`: must be at least 1".into(),
         ));
     }
     if r.evaluate.is_empty() {
         return Err(err(
             "evaluate",
-            "key `protocol.ranking.evaluate`: name at least one set (\"train\", \"test\")".into(),
+            "key `protocol.retrieval.evaluate`: name at least one set (\"train\", \"test\")".into(),
         ));
     }
     let at = |v: &Option<PerProfile<usize>>| v.as_ref().map(|v| *v.at(input.profile));
@@ -332,13 +340,13 @@ pub fn plan_cell(input: &TaskInput<'_>) -> Result<RankingCell, SpecError> {
             (Some(_), Some(_)) => {
                 return Err(err(
                     "train_per_class",
-                    "key `protocol.ranking`: `train_per_class` and `test_per_class` must be at least 1".into(),
+                    "key `protocol.retrieval`: `train_per_class` and `test_per_class` must be at least 1".into(),
                 ));
             }
             _ => {
                 return Err(err(
                     "split",
-                    "key `protocol.ranking`: split = \"per-class\" needs `train_per_class` and `test_per_class`".into(),
+                    "key `protocol.retrieval`: split = \"per-class\" needs `train_per_class` and `test_per_class`".into(),
                 ));
             }
         },
@@ -346,7 +354,7 @@ pub fn plan_cell(input: &TaskInput<'_>) -> Result<RankingCell, SpecError> {
             if r.train_per_class.is_some() || r.test_per_class.is_some() {
                 return Err(err(
                     "split",
-                    "key `protocol.ranking`: split = \"official\" takes `max_train`/`max_test`, not per-class counts".into(),
+                    "key `protocol.retrieval`: split = \"official\" takes `max_train`/`max_test`, not per-class counts".into(),
                 ));
             }
             SplitCell::Official {
@@ -357,10 +365,10 @@ pub fn plan_cell(input: &TaskInput<'_>) -> Result<RankingCell, SpecError> {
     };
     if r.early_stopping.is_none() {
         input.refuse_tune(
-            "key `solvers.tune`: tuning needs `protocol.ranking.early_stopping` (its hold-out)",
+            "key `solvers.tune`: tuning needs `protocol.retrieval.early_stopping` (its hold-out)",
         )?;
     }
-    Ok(RankingCell {
+    Ok(RetrievalCell {
         split,
         evaluate: r.evaluate,
         k_max: r.k_max,
@@ -389,12 +397,12 @@ pub fn labelled(data: &Data) -> Result<Cow<'_, LabeledSet>, String> {
         return Ok(Cow::Owned(set));
     }
     Err(format!(
-        "the ranking task needs labelled examples, not {}",
+        "the retrieval task needs labelled examples, not {}",
         data.kind()
     ))
 }
 
-impl CellProtocol for RankingCell {
+impl CellProtocol for RetrievalCell {
     fn canonical(&self, solver: &SolverInstance) -> serde_json::Value {
         serde_json::to_value(self.for_solver(solver)).expect("serializable")
     }
@@ -470,7 +478,7 @@ pub fn rankers<'a>(cell: &CellRun<'a>) -> Result<Vec<&'a dyn Ranker>, String> {
 }
 
 /// The rows of `set` in a cell of `cell` on data of `shape`, where the class sizes say.
-fn set_rows(cell: &RankingCell, set: EvalSet, shape: &Shape) -> Option<usize> {
+fn set_rows(cell: &RetrievalCell, set: EvalSet, shape: &Shape) -> Option<usize> {
     let classes = shape
         .class_sizes
         .as_ref()
@@ -497,7 +505,7 @@ fn set_rows(cell: &RankingCell, set: EvalSet, shape: &Shape) -> Option<usize> {
 /// Whether each query of every evaluated set has at least `k_max` candidates (the other rows
 /// of its set), where the data set's class sizes are known: precision@k past the candidates
 /// would only count absent ones as misses (checked at plan time).
-fn check_k_max(cell: &RankingCell, d: &DatasetInstance) -> Result<(), String> {
+fn check_k_max(cell: &RetrievalCell, d: &DatasetInstance) -> Result<(), String> {
     let Some(shape) = &d.resolved.shape else {
         return Ok(());
     };
@@ -506,7 +514,7 @@ fn check_k_max(cell: &RankingCell, d: &DatasetInstance) -> Result<(), String> {
             && cell.k_max >= rows
         {
             return Err(format!(
-                "key `protocol.ranking.k_max`: {} exceeds the {} candidates each query of the \
+                "key `protocol.retrieval.k_max`: {} exceeds the {} candidates each query of the \
                  {} set of `{}` ranks (its {rows} rows less the query); precision@k past them \
                  would only count absent candidates as misses",
                 cell.k_max,
@@ -522,7 +530,7 @@ fn check_k_max(cell: &RankingCell, d: &DatasetInstance) -> Result<(), String> {
 /// A lower bound on one cell's memory: the learner's ([`Ranker::memory`], for the training
 /// rows where the class sizes give them, else for none) and the evaluation's, per set
 /// (a block of [`QUERY_BLOCK`] queries' scores and precision@1..k_max of every query).
-fn memory(cell: &RankingCell, solver: &SolverInstance, d: &DatasetInstance) -> Option<Memory> {
+fn memory(cell: &RetrievalCell, solver: &SolverInstance, d: &DatasetInstance) -> Option<Memory> {
     let shape = d.resolved.shape.as_ref()?;
     // Only a ranker has a memory estimate here: any other solver returns `None` (no estimate).
     solver.built()?.family::<dyn Ranker>()?;
@@ -584,7 +592,7 @@ pub fn check_split(split: &SplitCell, d: &DatasetInstance) -> Result<(), String>
     }
 }
 
-/// A hook that receives the final model of a ranking run.
+/// A hook that receives the final model of a retrieval run.
 pub type FinalModel<'f> = &'f mut dyn FnMut(&dyn Scorer);
 
 /// Evaluates each reported model on a list of named sets, off the solver clock.
@@ -698,13 +706,13 @@ impl Observer for Evaluator<'_, '_> {
     }
 }
 
-/// Run one cell of the label-ranking task. `candidates` are the learners to choose from on
+/// Run one cell of the retrieval task. `candidates` are the learners to choose from on
 /// the hold-out (one when nothing is tuned); with early stopping the choice also covers the
 /// number of steps of iterative learners. `on_last` receives the final model.
 pub fn run(
     data: &LabeledSet,
     candidates: &[&dyn Ranker],
-    cell: &RankingCell,
+    cell: &RetrievalCell,
     seed: u64,
     repeat: u32,
     on_last: Option<FinalModel<'_>>,
