@@ -55,6 +55,76 @@ pub struct Data {
     value: Box<dyn Any + Send + Sync>,
     truth: Option<Box<dyn Any + Send + Sync>>,
     derived: Mutex<BTreeMap<String, Arc<Derived>>>,
+    store: std::sync::OnceLock<DerivedStore>,
+}
+
+/// Where the values [`Data::derived_stored`] derives from one data set are kept between
+/// processes: files in `dir` named by the SHA-256 of `data` (what identifies the loaded data:
+/// its content and the code that made it) and the value's own key.
+#[derive(Debug, Clone)]
+pub struct DerivedStore {
+    pub dir: PathBuf,
+    pub data: String,
+}
+
+/// How a stored derived value is written and read back (exactly: a value read back must be
+/// the value computed, bit for bit).
+pub trait Stored: Sized {
+    fn encode(&self) -> Vec<u8>;
+    fn decode(bytes: &[u8]) -> Result<Self, String>;
+}
+
+/// The tag that opens every stored derived value, before its encoding and its SHA-256.
+const STORED_MAGIC: &[u8] = b"dyad-derived/1\n";
+
+impl DerivedStore {
+    /// The file of the value `key`.
+    pub fn path(&self, key: &str) -> PathBuf {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        h.update(self.data.as_bytes());
+        h.update([0]);
+        h.update(key.as_bytes());
+        self.dir
+            .join(format!("{}.bin", crate::identity::hex(&h.finalize())))
+    }
+
+    /// The value stored under `key`: `Ok(None)` when there is none, an error naming the file
+    /// when it is damaged (truncated, edited: its SHA-256 does not match) or does not decode.
+    pub fn read<T: Stored>(&self, key: &str) -> Result<Option<T>, String> {
+        use sha2::{Digest, Sha256};
+        let path = self.path(key);
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+        };
+        let bad = |why: &str| format!("{}: {why}", path.display());
+        if bytes.len() < STORED_MAGIC.len() + 32 || !bytes.starts_with(STORED_MAGIC) {
+            return Err(bad(
+                "not a stored derived value (no `dyad-derived/1` header)",
+            ));
+        }
+        let (body, sum) = bytes.split_at(bytes.len() - 32);
+        if Sha256::digest(body).as_slice() != sum {
+            return Err(bad(
+                "its SHA-256 does not match its content (damaged or truncated)",
+            ));
+        }
+        T::decode(&body[STORED_MAGIC.len()..])
+            .map(Some)
+            .map_err(|e| bad(&e))
+    }
+
+    /// Stores `value` under `key` (atomically: a crash leaves the old file or none).
+    pub fn write<T: Stored>(&self, key: &str, value: &T) -> std::io::Result<()> {
+        use sha2::{Digest, Sha256};
+        let mut bytes = STORED_MAGIC.to_vec();
+        bytes.extend_from_slice(&value.encode());
+        let sum = Sha256::digest(&bytes);
+        bytes.extend_from_slice(&sum);
+        crate::fsutil::write_atomic(&self.path(key), &bytes)
+    }
 }
 
 /// A value derived from a data set, computed once (see [`Data::derived`]).
@@ -67,7 +137,45 @@ impl Data {
             value: Box::new(value),
             truth: None,
             derived: Mutex::new(BTreeMap::new()),
+            store: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Keeps the values [`Data::derived_stored`] derives from this data in `store` (the
+    /// first store given wins).
+    pub fn keep_derived_in(&self, store: DerivedStore) {
+        let _ = self.store.set(store);
+    }
+
+    /// [`Data::derived`], kept between processes when the data has a store
+    /// ([`Data::keep_derived_in`]): a value stored earlier is read back instead of computed,
+    /// and a computed one is stored. `key` must name everything the value depends on besides
+    /// the data, including the code that computes it. A damaged file is reported on stderr
+    /// and computed again; a value that cannot be stored is reported and still returned.
+    pub fn derived_stored<T: Any + Send + Sync + Stored>(
+        &self,
+        key: &str,
+        compute: impl FnOnce() -> Result<T, String> + Send,
+    ) -> Result<Arc<T>, String> {
+        let store = self.store.get().cloned();
+        self.derived(key, move || {
+            let Some(store) = store else {
+                return compute();
+            };
+            match store.read::<T>(key) {
+                Ok(Some(v)) => return Ok(v),
+                Ok(None) => {}
+                Err(e) => eprintln!("warning: {e}; computing it again"),
+            }
+            let v = compute()?;
+            if let Err(e) = store.write(key, &v) {
+                eprintln!(
+                    "warning: storing a derived value in {}: {e} (it is computed again next time)",
+                    store.dir.display()
+                );
+            }
+            Ok(v)
+        })
     }
 
     /// A value derived from this data (features extracted from images, a representation
@@ -717,6 +825,94 @@ pub fn tree_content_id(root: &Path) -> Result<String, DataError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A stored value: its bytes, and how often it was computed.
+    #[derive(Debug, PartialEq)]
+    struct Bytes(Vec<u8>);
+    impl Stored for Bytes {
+        fn encode(&self) -> Vec<u8> {
+            self.0.clone()
+        }
+        fn decode(bytes: &[u8]) -> Result<Self, String> {
+            if bytes.first() == Some(&0xff) {
+                return Err("starts with 0xff".into());
+            }
+            Ok(Bytes(bytes.to_vec()))
+        }
+    }
+
+    #[test]
+    fn derived_values_are_stored_read_back_and_recomputed_when_damaged() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = DerivedStore {
+            dir: tmp.path().join("derived"),
+            data: "demo|{}|abc".into(),
+        };
+        let computed = std::sync::atomic::AtomicUsize::new(0);
+        let get = |store: Option<&DerivedStore>, key: &str, v: &[u8]| {
+            let data = Data::new("demo", ());
+            if let Some(s) = store {
+                data.keep_derived_in(s.clone());
+            }
+            let r = data
+                .derived_stored(key, || {
+                    computed.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    Ok(Bytes(v.to_vec()))
+                })
+                .unwrap();
+            r.0.clone()
+        };
+        let count = || computed.load(std::sync::atomic::Ordering::SeqCst);
+        // Without a store: computed in every process (here: every new Data).
+        assert_eq!(get(None, "k", b"one"), b"one");
+        assert_eq!(get(None, "k", b"one"), b"one");
+        assert_eq!(count(), 2);
+        // With one: computed once, then read back by another Data (another process).
+        assert_eq!(get(Some(&store), "k", b"one"), b"one");
+        assert_eq!(get(Some(&store), "k", b"two"), b"one");
+        assert_eq!(count(), 3);
+        // Another key, or the same key of other data, is computed.
+        assert_eq!(get(Some(&store), "k2", b"two"), b"two");
+        let other = DerivedStore {
+            data: "demo|{}|abd".into(),
+            ..store.clone()
+        };
+        assert_eq!(get(Some(&other), "k", b"three"), b"three");
+        assert_eq!(count(), 5);
+        // Damaged (a byte changed, cut short, not ours, not decodable): an error naming the
+        // file; the value is computed again and stored whole.
+        let path = store.path("k");
+        let good = std::fs::read(&path).unwrap();
+        let mut flipped = good.clone();
+        flipped[STORED_MAGIC.len()] ^= 1;
+        let mut undecodable = STORED_MAGIC.to_vec();
+        undecodable.push(0xff);
+        use sha2::Digest;
+        let sum = sha2::Sha256::digest(&undecodable);
+        undecodable.extend_from_slice(&sum);
+        for (bad, why) in [
+            (flipped, "SHA-256 does not match"),
+            (good[..good.len() - 1].to_vec(), "SHA-256 does not match"),
+            (b"hello".to_vec(), "not a stored derived value"),
+            (undecodable, "starts with 0xff"),
+        ] {
+            std::fs::write(&path, &bad).unwrap();
+            let e = store.read::<Bytes>("k").unwrap_err();
+            assert!(
+                e.contains(why) && e.contains(&path.display().to_string()),
+                "{e}"
+            );
+            let before = count();
+            assert_eq!(get(Some(&store), "k", b"four"), b"four");
+            assert_eq!(count(), before + 1);
+            assert_eq!(
+                store.read::<Bytes>("k").unwrap(),
+                Some(Bytes(b"four".to_vec()))
+            );
+            std::fs::write(&path, &good).unwrap();
+        }
+        assert_eq!(store.read::<Bytes>("absent").unwrap(), None);
+    }
 
     #[test]
     fn the_memo_tells_where_real_data_was_read_before() {

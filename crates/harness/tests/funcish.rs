@@ -280,40 +280,13 @@ fn gene_function_and_retrieval_end_to_end() {
     )
     .unwrap();
     let again = run(&g.ws, 1);
-    for (a, b) in plans.iter().zip(&again) {
-        let (ra, rb) = (
-            ExperimentResults::load(a, &f.ws.cache()),
-            ExperimentResults::load(b, &g.ws.cache()),
-        );
-        let flat = |r: &ExperimentResults<'_>| -> Vec<(String, String, f64)> {
-            let mut v: Vec<_> = r
-                .cells
-                .iter()
-                .flatten()
-                .flat_map(|c| {
-                    c.records
-                        .iter()
-                        .filter(|x| !x.metric.ends_with("seconds"))
-                        .map(move |x| {
-                            (
-                                c.solver.clone(),
-                                format!(
-                                    "{}/{}/{:?}/{:?}",
-                                    x.set,
-                                    x.metric,
-                                    x.k,
-                                    x.coord.as_ref().map(|c| c.value)
-                                ),
-                                x.value,
-                            )
-                        })
-                })
-                .collect();
-            v.sort_by(|x, y| (&x.0, &x.1).cmp(&(&y.0, &y.1)));
-            v
-        };
-        assert_eq!(flat(&ra), flat(&rb));
-    }
+    let untimed = |v: Vec<(String, String, f64)>| -> Vec<(String, String, f64)> {
+        v.into_iter().filter(|x| !x.1.contains("seconds")).collect()
+    };
+    assert_eq!(
+        untimed(all_records(&f.ws, &plans)),
+        untimed(all_records(&g.ws, &again))
+    );
 }
 
 /// The supplement's variants are `funcish-lr` parameters: checked when the plan is built, and
@@ -480,5 +453,87 @@ profile = "paper"
     assert!(
         err.contains("claim `r-in`") && err.contains("over"),
         "{err}"
+    );
+}
+
+/// Every record of a run's cells, sorted: (solver, set/metric/k/coordinate, value).
+fn all_records(
+    ws: &Workspace,
+    plans: &[dyad_harness::engine::plan::Plan],
+) -> Vec<(String, String, f64)> {
+    let mut v = Vec::new();
+    for p in plans {
+        let res = ExperimentResults::load(p, &ws.cache());
+        for c in res.cells.iter().flatten() {
+            for x in &c.records {
+                v.push((
+                    c.solver.clone(),
+                    format!(
+                        "{}/{}/{:?}/{:?}",
+                        x.set,
+                        x.metric,
+                        x.k,
+                        x.coord.as_ref().map(|c| c.value)
+                    ),
+                    x.value,
+                ));
+            }
+        }
+    }
+    v.sort_by(|x, y| (&x.0, &x.1).cmp(&(&y.0, &y.1)));
+    v
+}
+
+/// The features are kept beside the cells and a later run reads them back instead of
+/// extracting them: the same records, down to the extraction's own `feature_seconds` (a
+/// new extraction would take another time). A damaged copy is extracted again and replaced.
+#[test]
+fn features_are_kept_on_disk_and_read_back_to_the_bit() {
+    let f = fixture(&function_spec());
+    let plans = run(&f.ws, 1);
+    let derived = f.ws.results.join("cache/derived");
+    let stored: Vec<_> = std::fs::read_dir(&derived)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "bin"))
+        .collect();
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    let size = std::fs::metadata(&stored[0]).unwrap().len();
+    let first = all_records(&f.ws, &plans);
+    let kept = |v: &[(String, String, f64)]| -> Vec<(String, String, u64)> {
+        v.iter()
+            .filter(|x| !x.1.contains("seconds") || x.1.contains("/feature_seconds/"))
+            .map(|(a, b, c)| (a.clone(), b.clone(), c.to_bits()))
+            .collect()
+    };
+    assert!(first.iter().any(|x| x.1.contains("/feature_seconds/")));
+    let cells = f.ws.results.join("cache/cells");
+    std::fs::remove_dir_all(&cells).unwrap();
+    let again = run(&f.ws, 1);
+    assert_eq!(kept(&first), kept(&all_records(&f.ws, &again)));
+
+    // Damaged: cut short by one byte. Extracted again (the same values), and stored whole.
+    let bytes = std::fs::read(&stored[0]).unwrap();
+    std::fs::write(&stored[0], &bytes[..bytes.len() - 1]).unwrap();
+    std::fs::remove_dir_all(&cells).unwrap();
+    let third = run(&f.ws, 1);
+    let without_times = |v: &[(String, String, f64)]| -> Vec<(String, String, u64)> {
+        v.iter()
+            .filter(|x| !x.1.contains("seconds"))
+            .map(|(a, b, c)| (a.clone(), b.clone(), c.to_bits()))
+            .collect()
+    };
+    assert_eq!(
+        without_times(&first),
+        without_times(&all_records(&f.ws, &third))
+    );
+    let whole = std::fs::read(&stored[0]).unwrap();
+    let (body, sum) = whole.split_at(whole.len() - 32);
+    use sha2::Digest;
+    assert_eq!(sha2::Sha256::digest(body).as_slice(), sum);
+    assert!(
+        whole.len() as u64 > size / 2,
+        "{} of {size} bytes",
+        whole.len()
     );
 }

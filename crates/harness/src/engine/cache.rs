@@ -630,6 +630,13 @@ impl Cache {
     }
 
     /// Where [`Cache::supersede`] moves a cell.
+    /// Where values derived from loaded data (FuncISH's features) are kept between runs:
+    /// files named by content key, beside the cells, never archived (computed again from the
+    /// data when absent).
+    pub fn derived_dir(&self) -> PathBuf {
+        self.root.join("derived")
+    }
+
     pub fn superseded_path(&self, key: &str) -> PathBuf {
         self.root.join("superseded").join(format!("{key}.json"))
     }

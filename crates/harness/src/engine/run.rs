@@ -264,8 +264,14 @@ fn execute_filtered(
                 loaded.fetch_add(1, Ordering::SeqCst);
                 let d = &plan.datasets[plan.cells[ci].dataset];
                 // Off the clock, with every thread: the cells that need it wait for it.
-                dyad_datasets::provider::outside_pools(|| (d.resolved.loader)())
-                    .map_err(|e| format!("loading `{}`: {e}", d.id))
+                let data = dyad_datasets::provider::outside_pools(|| (d.resolved.loader)())
+                    .map_err(|e| format!("loading `{}`: {e}", d.id))?;
+                // What tasks derive from it (FuncISH's features) is kept beside the cells.
+                data.keep_derived_in(dyad_datasets::provider::DerivedStore {
+                    dir: cache.derived_dir(),
+                    data: format!("{}|{}", data_key(plan, ci), d.code),
+                });
+                Ok(data)
             })
             .clone()
     };

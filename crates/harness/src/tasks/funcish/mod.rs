@@ -13,10 +13,10 @@
 //!   every gene with a related gene in a relation set, the top `k_max` most similar genes
 //!   and the mean precision at every `K ≤ k_max` (Fig. 4).
 //!
-//! Both read the data set's visual features through [`dyad_datasets::provider::Data::derived`]:
-//! the features of one data set and visual configuration are extracted once per run and
-//! shared by every cell on them, and the retrieval cells of one repeat share one functional
-//! representation. The dictionaries are unsupervised and fitted on every image, test folds
+//! Both read the data set's visual features ([`features`]) through
+//! [`dyad_datasets::provider::Data::derived_stored`]: the features of one data set and visual
+//! configuration are extracted once, shared by every cell on them and kept on disk for later
+//! runs; the retrieval cells of one repeat share one functional representation. The dictionaries are unsupervised and fitted on every image, test folds
 //! included, as the paper describes (§2.3); their seed is the protocol's `feature_seed`, so
 //! every repeat of a cell shares them and repeats differ in their cross-validation splits.
 //!
@@ -49,7 +49,11 @@
 //! `K = 1..=k_max`, and `queries` (genes with a related gene).
 
 mod exhibits;
+mod features;
 mod raster;
+
+use features::ish;
+pub use features::{Features, VisualConfig, features};
 
 use super::{CellOutput, CellProtocol, CellRun, Headline, Metric, Task, TaskInput};
 use crate::cache::Record;
@@ -57,172 +61,22 @@ use crate::plan::{DatasetInstance, SolverInstance};
 use crate::registry::{GENE_SIMILARITY, ISH_CLASSIFIER};
 use crate::spec::SpecError;
 use dyad_core::{Checkpoint, Control, Observer, Schedule, derive_seed, seeded};
-use dyad_datasets::ish::{IshSet, coarse_grid};
-use dyad_datasets::pipelines::bow::{
-    Dictionaries, DictionaryConfig, DictionarySampler, PyramidConfig,
-};
-use dyad_datasets::pipelines::dsift::{DsiftConfig, multiscale_dsift};
-use dyad_datasets::provider::{Data, kinds};
+use dyad_datasets::ish::IshSet;
+use dyad_datasets::provider::kinds;
 use dyad_funcish::classify::{
     CategoryClassifier, CategoryData, NestedCvConfig, NestedCvResult, nested_cv,
 };
 use dyad_funcish::similarity::{GeneSimilarity, SimilarityInput, gene_row, precision_curve, top_k};
 use dyad_kernels::Checked;
-use ndarray::Array2;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use std::sync::Arc;
 use std::time::Instant;
-
-// ---------------------------------------------------------------------------------------
-// The visual phase, shared
-// ---------------------------------------------------------------------------------------
-
-/// The visual phase's settings (funcish.md §2.2–2.4, §2.12).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct VisualConfig {
-    #[serde(default)]
-    pub dsift: DsiftConfig,
-    #[serde(default)]
-    pub dictionary: DictionaryConfig,
-    /// The spatial-pyramid variant (Fig. S7); absent: the flat bag of words.
-    #[serde(default)]
-    pub pyramid: Option<PyramidConfig>,
-    /// The NeuroBlast stand-in's coarse grid (rows, columns): 16 × 32 (§8 item 4).
-    #[serde(default = "grid")]
-    pub grid: [usize; 2],
-    /// Seed of the dictionaries (shared by every repeat).
-    #[serde(default)]
-    pub feature_seed: u64,
-}
-
-fn grid() -> [usize; 2] {
-    [16, 32]
-}
-
-impl VisualConfig {
-    fn validate(&self) -> Result<(), String> {
-        self.dsift.validate().map_err(|e| e.to_string())?;
-        self.dictionary.validate().map_err(|e| e.to_string())?;
-        if let Some(p) = &self.pyramid {
-            p.validate().map_err(|e| e.to_string())?;
-        }
-        if self.grid.contains(&0) {
-            return Err("`grid` needs positive rows and columns".into());
-        }
-        Ok(())
-    }
-
-    fn key(&self) -> String {
-        format!(
-            "funcish-features/v1|{}",
-            serde_json::to_string(self).expect("serializable")
-        )
-    }
-}
-
-/// The visual features of every image.
-pub struct Features {
-    /// `images × D` bag-of-words counts.
-    pub bow: Array2<f64>,
-    /// `images × cells` coarse expression grid.
-    pub coarse: Array2<f64>,
-    pub dictionaries: Dictionaries,
-    pub seconds: f64,
-}
-
-fn ish<'a>(data: &'a Data, dataset: &str) -> Result<&'a IshSet, String> {
-    data.get::<IshSet>().ok_or_else(|| {
-        format!(
-            "data set `{dataset}` is not a set of ISH images ({})",
-            data.kind()
-        )
-    })
-}
-
-/// Images per batch when describing them in parallel (bounded memory: a batch's descriptors).
-const BATCH: usize = 32;
-
-fn extract(set: &IshSet, cfg: &VisualConfig) -> Result<Features, String> {
-    let t0 = Instant::now();
-    let n = set.n_images();
-    let describe = |i: usize| -> Result<_, String> {
-        let img = set.image(i).map_err(|e| e.to_string())?;
-        multiscale_dsift(img.view(), &cfg.dsift).map_err(|e| e.to_string())
-    };
-    // Pass 1: the dictionaries' samples, offered in image order (deterministic).
-    let mut sampler = DictionarySampler::new(&cfg.dsift, &cfg.dictionary, cfg.feature_seed)
-        .map_err(|e| e.to_string())?;
-    for start in (0..n).step_by(BATCH) {
-        let batch: Vec<_> = (start..(start + BATCH).min(n))
-            .into_par_iter()
-            .map(describe)
-            .collect::<Result<_, String>>()?;
-        for levels in &batch {
-            sampler.add(levels).map_err(|e| e.to_string())?;
-        }
-    }
-    let dictionaries = sampler.fit().map_err(|e| e.to_string())?;
-    // Pass 2: the bags and the coarse grids.
-    let [gr, gc] = cfg.grid;
-    let rows: Vec<(Vec<f64>, Vec<f64>)> = (0..n)
-        .into_par_iter()
-        .map(|i| {
-            let img = set.image(i).map_err(|e| e.to_string())?;
-            let levels = multiscale_dsift(img.view(), &cfg.dsift).map_err(|e| e.to_string())?;
-            let bag = match &cfg.pyramid {
-                None => dictionaries.bag(&levels),
-                Some(p) => dictionaries.pyramid_bag(&levels, p),
-            }
-            .map_err(|e| e.to_string())?;
-            Ok((bag, coarse_grid(&img, gr, gc)))
-        })
-        .collect::<Result<_, String>>()?;
-    let d = rows.first().map_or(0, |r| r.0.len());
-    let mut bow = Array2::zeros((n, d));
-    let mut coarse = Array2::zeros((n, gr * gc));
-    for (i, (b, c)) in rows.into_iter().enumerate() {
-        bow.row_mut(i).assign(&ndarray::ArrayView1::from(&b));
-        coarse.row_mut(i).assign(&ndarray::ArrayView1::from(&c));
-    }
-    Ok(Features {
-        bow,
-        coarse,
-        dictionaries,
-        seconds: t0.elapsed().as_secs_f64(),
-    })
-}
-
-/// The features of `cfg` on this data, extracted once per loaded data set.
-pub fn features(data: &Data, dataset: &str, cfg: &VisualConfig) -> Result<Arc<Features>, String> {
-    let set = ish(data, dataset)?;
-    data.derived(&cfg.key(), || extract(set, cfg))
-}
 
 fn positives(set: &IshSet) -> Vec<Vec<usize>> {
     set.positive_images()
         .into_iter()
         .map(|v| v.into_iter().map(|i| i as usize).collect())
         .collect()
-}
-
-impl VisualConfig {
-    /// This configuration with a solver's variant (`words`, `pyramid`) applied.
-    fn with_variant(&self, solver: &SolverInstance) -> VisualConfig {
-        let mut v = self.clone();
-        if let Some(k) = solver.canonical.get("words").and_then(|w| w.as_u64()) {
-            v.dictionary.k = k as usize;
-        }
-        if let Some(p) = solver
-            .canonical
-            .get("pyramid")
-            .and_then(|p| serde_json::from_value::<PyramidConfig>(p.clone()).ok())
-        {
-            v.pyramid = Some(p);
-        }
-        v
-    }
 }
 
 // ---------------------------------------------------------------------------------------
