@@ -1,0 +1,2 @@
+// A build script is required for cargo to consider build dependencies.
+fn main() {}
