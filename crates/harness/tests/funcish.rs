@@ -280,12 +280,9 @@ fn gene_function_and_retrieval_end_to_end() {
     )
     .unwrap();
     let again = run(&g.ws, 1);
-    let untimed = |v: Vec<(String, String, f64)>| -> Vec<(String, String, f64)> {
-        v.into_iter().filter(|x| !x.1.contains("seconds")).collect()
-    };
     assert_eq!(
-        untimed(all_records(&f.ws, &plans)),
-        untimed(all_records(&g.ws, &again))
+        all_records(&f.ws, &plans, untimed),
+        all_records(&g.ws, &again, untimed)
     );
 }
 
@@ -456,16 +453,23 @@ profile = "paper"
     );
 }
 
-/// Every record of a run's cells, sorted: (solver, set/metric/k/coordinate, value).
+/// Metrics that are no wall time.
+fn untimed(metric: &str) -> bool {
+    !metric.ends_with("seconds")
+}
+
+/// The records of a run's cells whose metric `keep` accepts, sorted: (solver,
+/// set/metric/k/coordinate, value).
 fn all_records(
     ws: &Workspace,
     plans: &[dyad_harness::engine::plan::Plan],
+    keep: fn(&str) -> bool,
 ) -> Vec<(String, String, f64)> {
     let mut v = Vec::new();
     for p in plans {
         let res = ExperimentResults::load(p, &ws.cache());
         for c in res.cells.iter().flatten() {
-            for x in &c.records {
+            for x in c.records.iter().filter(|x| keep(&x.metric)) {
                 v.push((
                     c.solver.clone(),
                     format!(
@@ -499,33 +503,29 @@ fn features_are_kept_on_disk_and_read_back_to_the_bit() {
         .collect();
     assert_eq!(stored.len(), 1, "{stored:?}");
     let size = std::fs::metadata(&stored[0]).unwrap().len();
-    let first = all_records(&f.ws, &plans);
-    let kept = |v: &[(String, String, f64)]| -> Vec<(String, String, u64)> {
-        v.iter()
-            .filter(|x| !x.1.contains("seconds") || x.1.contains("/feature_seconds/"))
-            .map(|(a, b, c)| (a.clone(), b.clone(), c.to_bits()))
-            .collect()
+    // Every record but the cell's own timings: the extraction's seconds are kept.
+    fn kept(m: &str) -> bool {
+        untimed(m) || m == "feature_seconds"
+    }
+    let bits = |v: Vec<(String, String, f64)>| -> Vec<(String, String, u64)> {
+        v.into_iter().map(|(a, b, c)| (a, b, c.to_bits())).collect()
     };
+    let first = all_records(&f.ws, &plans, kept);
+    let first_untimed = all_records(&f.ws, &plans, untimed);
     assert!(first.iter().any(|x| x.1.contains("/feature_seconds/")));
     let cells = f.ws.results.join("cache/cells");
     std::fs::remove_dir_all(&cells).unwrap();
     let again = run(&f.ws, 1);
-    assert_eq!(kept(&first), kept(&all_records(&f.ws, &again)));
+    assert_eq!(bits(first), bits(all_records(&f.ws, &again, kept)));
 
     // Damaged: cut short by one byte. Extracted again (the same values), and stored whole.
     let bytes = std::fs::read(&stored[0]).unwrap();
     std::fs::write(&stored[0], &bytes[..bytes.len() - 1]).unwrap();
     std::fs::remove_dir_all(&cells).unwrap();
     let third = run(&f.ws, 1);
-    let without_times = |v: &[(String, String, f64)]| -> Vec<(String, String, u64)> {
-        v.iter()
-            .filter(|x| !x.1.contains("seconds"))
-            .map(|(a, b, c)| (a.clone(), b.clone(), c.to_bits()))
-            .collect()
-    };
     assert_eq!(
-        without_times(&first),
-        without_times(&all_records(&f.ws, &third))
+        bits(first_untimed),
+        bits(all_records(&f.ws, &third, untimed))
     );
     let whole = std::fs::read(&stored[0]).unwrap();
     let (body, sum) = whole.split_at(whole.len() - 32);

@@ -380,12 +380,7 @@ params = { images = 200, dim = 300, idf_reference = 0 }
 fn sizes_the_data_cannot_hold_are_refused_before_any_data_is_read() {
     let spec = SPEC.replace("[protocol]", &format!("{BAD_DATA}\n[protocol]"));
     let f = fixture(&spec);
-    let ctx = f.ws.data_context();
-    let e =
-        f.ws.plan(&f.ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
-            .err()
-            .unwrap()
-            .to_string();
+    let e = plan_error(&f.ws);
     assert!(
         e.contains("fig.toml:14:") && e.contains("has 6 rows"),
         "{e}"
@@ -1186,12 +1181,7 @@ fn a_renamed_task_table_names_its_new_name_and_keeps_cell_keys() {
     // `[protocol.ranking]` was the retrieval task's table: a spec still using it is told the
     // new table, at its line.
     let f = fixture(&SPEC.replace("[protocol.retrieval]", "[protocol.ranking]"));
-    let ctx = f.ws.data_context();
-    let err =
-        f.ws.plan(&f.ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
-            .err()
-            .unwrap()
-            .to_string();
+    let err = plan_error(&f.ws);
     assert!(
         err.contains("fig.toml:16:")
             && err.contains("now `[protocol.retrieval]` (task `retrieval`)"),
@@ -1200,8 +1190,9 @@ fn a_renamed_task_table_names_its_new_name_and_keeps_cell_keys() {
     // The keys still hash the task's former name, so no cell computed before the rename is
     // lost.
     let f = fixture(SPEC);
+    let specs = f.ws.select_specs(&[]).unwrap();
     let plans =
-        f.ws.plan(&f.ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
+        f.ws.plan(&specs, Profile::Quick, &f.ws.data_context())
             .unwrap();
     assert_eq!(plans[0].task.name(), "retrieval");
     for c in &plans[0].cells {
@@ -1212,22 +1203,13 @@ fn a_renamed_task_table_names_its_new_name_and_keeps_cell_keys() {
 #[test]
 fn unknown_solver_or_data_set_names_the_line() {
     let f = fixture(&SPEC.replace("name = \"euclidean\"", "name = \"euclidian\""));
-    let ctx = f.ws.data_context();
-    let err =
-        f.ws.plan(&f.ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
-            .err()
-            .unwrap()
-            .to_string();
+    let err = plan_error(&f.ws);
     assert!(
         err.contains("fig.toml:27:") && err.contains("unknown solver \"euclidian\""),
         "{err}"
     );
     let f = fixture(&SPEC.replace("params = { c = 0.1 }", "params = { c = 0.1, steps = 3 }"));
-    let err =
-        f.ws.plan(&f.ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
-            .err()
-            .unwrap()
-            .to_string();
+    let err = plan_error(&f.ws);
     assert!(
         err.contains("fig.toml:24:") && err.contains("unknown field `steps`"),
         "{err}"
@@ -1855,12 +1837,7 @@ fn a_second_task_ranks_labels_per_example() {
     );
     // A ranker is not a label ranker: the family is checked when the plan is built.
     let g = fixture(&LABELS_SPEC.replace("name = \"centroid\"", "name = \"oasis\""));
-    let ctx = g.ws.data_context();
-    let e =
-        g.ws.plan(&g.ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
-            .err()
-            .unwrap()
-            .to_string();
+    let e = plan_error(&g.ws);
     assert!(
         e.contains("is a ranker") && e.contains("label-ranker"),
         "{e}"

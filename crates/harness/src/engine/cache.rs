@@ -629,7 +629,6 @@ impl Cache {
         removed
     }
 
-    /// Where [`Cache::supersede`] moves a cell.
     /// Where values derived from loaded data (FuncISH's features) are kept between runs:
     /// files named by content key, beside the cells, never archived (computed again from the
     /// data when absent).
@@ -637,6 +636,7 @@ impl Cache {
         self.root.join("derived")
     }
 
+    /// Where [`Cache::supersede`] moves a cell.
     pub fn superseded_path(&self, key: &str) -> PathBuf {
         self.root.join("superseded").join(format!("{key}.json"))
     }
