@@ -34,6 +34,24 @@ check: build
 compare-quick: build
     {{dyad}} compare results/references/quick results --profile quick
 
+# The paper report from `results/archive` alone, rendered in a scratch results directory
+# (`dyad archive import results/archive` then `dyad report --profile paper`, as on a fresh
+# clone): `check` compares it with results/report/ byte for byte (CI), `write` puts it there.
+report-from-archive mode="write": build
+    #!/usr/bin/env bash
+    set -euo pipefail
+    case "{{mode}}" in check|write) ;; *) echo "mode: check or write, not {{mode}}" >&2; exit 2;; esac
+    scratch=$(mktemp -d); trap 'rm -rf "$scratch"' EXIT
+    {{dyad}} archive import results/archive --results "$scratch"
+    {{dyad}} report --profile paper --results "$scratch"
+    if [ "{{mode}}" = check ]; then
+        diff -r "$scratch/report" results/report
+        echo "results/report/ is the report of results/archive, byte for byte"
+    else
+        rm -rf results/report && cp -r "$scratch/report" results/report
+        echo "wrote results/report/ from results/archive"
+    fi
+
 # Refresh the quick reference from the quick run in results/ after an intended change (a
 # version bump): see docs/running.md, "Comparing two runs".
 bless-quick: build

@@ -558,11 +558,7 @@ fn run_and_write(
                 "{}: {} cells missing; no table or figure written{}",
                 w.experiment,
                 w.missing,
-                if w.kept {
-                    " (the report keeps its section and PARTIAL figures from the report it \
-                     replaces, which had more of its cells)"
-                        .to_string()
-                } else if w.figures.is_empty() {
+                if w.figures.is_empty() {
                     String::new()
                 } else {
                     format!(

@@ -81,11 +81,6 @@ pub struct Written {
     pub missing: usize,
     /// Composite figures (`[[figures]]`) not drawn, and what each waits for.
     pub figures_waiting: Vec<String>,
-    /// The report keeps this incomplete experiment's section from the report it replaces
-    /// (which had more of its cells, see [`report::Previous::keeps`]), so its PARTIAL
-    /// figures are left as that report drew them: redrawn from this cache they would show
-    /// other panels than the kept text describes.
-    pub kept: bool,
 }
 
 /// Cached cells of one kind that no spec refers to (see [`Workspace::orphans`]).
@@ -374,16 +369,9 @@ impl Workspace {
     /// Tables (for every complete experiment) and figures into the profile's report directory.
     pub fn outputs(&self, plans: &[Plan]) -> Result<Vec<Written>, HarnessError> {
         let cache = self.cache();
-        let mut previous: Vec<(Profile, report::Previous)> = Vec::new();
         let mut out = Vec::new();
         for p in plans {
             let res = ExperimentResults::load(p, &cache);
-            if !previous.iter().any(|(q, _)| *q == p.profile) {
-                previous.push((p.profile, self.previous_report(p.profile)));
-            }
-            let kept = previous
-                .iter()
-                .any(|(q, prev)| *q == p.profile && prev.keeps(&res).is_some());
             let mut w = Written {
                 experiment: p.spec.id.clone(),
                 tables: Vec::new(),
@@ -391,7 +379,6 @@ impl Workspace {
                 pictures: Vec::new(),
                 missing: res.missing(),
                 figures_waiting: Vec::new(),
-                kept,
             };
             if res.complete() {
                 analysis::names::check(&res).map_err(|e| HarnessError::Specs(vec![e]))?;
@@ -423,7 +410,7 @@ impl Workspace {
                         .map_err(|e| HarnessError::Other(format!("{}: {e}", path.display())))?;
                     w.pictures.push(path);
                 }
-            } else if !kept {
+            } else {
                 w.figures = self.partial_figures(&res)?;
             }
             out.push(w);
@@ -524,7 +511,7 @@ impl Workspace {
                         remove_partial(&figs, &stem);
                         let all = sources.iter().map(|&(_, plot)| plot.clone()).enumerate();
                         (fig.title.clone(), stem, all.collect())
-                    } else if unselected || out[pi].kept {
+                    } else if unselected {
                         continue;
                     } else {
                         let parts: Vec<(usize, spec::PlotSpec)> = sources
@@ -558,18 +545,20 @@ impl Workspace {
         Ok(())
     }
 
-    /// The report of `profile` that the next one replaces (empty when there is none).
-    fn previous_report(&self, profile: Profile) -> report::Previous {
-        let md = report::report_dir(&self.results, profile).join("REPORT.md");
-        std::fs::read_to_string(md)
-            .map(|t| report::Previous::parse(&t))
-            .unwrap_or_default()
-    }
-
     /// Write the report of `plans` (figures and tables are rewritten first); returns the
     /// paths of `index.html` and `REPORT.md`.
     pub fn report(&self, plans: &[Plan], profile: Profile) -> Result<[PathBuf; 2], HarnessError> {
         let written = self.outputs(plans)?;
+        // The figures directory holds this report's figures and nothing else: one an earlier
+        // report drew (a section that has lost cells since, a plot renamed or removed) would
+        // stay beside them, and the report would not be what its cells make of it.
+        let figs = report::report_dir(&self.results, profile).join("figures");
+        remove_other_files(
+            &figs,
+            written
+                .iter()
+                .flat_map(|w| w.figures.iter().chain(&w.pictures)),
+        )?;
         let cache = self.cache();
         let sections: Vec<report::Section<'_>> = plans
             .iter()
@@ -598,10 +587,7 @@ impl Workspace {
         let dir = report::report_dir(&self.results, profile);
         let html = dir.join("index.html");
         let md = dir.join("REPORT.md");
-        // The report being replaced: its complete sections stand in for experiments whose
-        // cells this cache no longer has (a fresh clone of the committed paper report).
-        let previous = self.previous_report(profile);
-        let doc = report::document(&sections, profile, &previous);
+        let doc = report::document(&sections, profile);
         let io = |p: &Path, e: std::io::Error| HarnessError::Other(format!("{}: {e}", p.display()));
         // `index.html` (the overview) and one page per paper.
         for (name, page) in report::html_pages(&doc) {
@@ -626,6 +612,27 @@ fn plan_keys(plans: &[Plan]) -> Vec<&str> {
 }
 
 /// Deletes the PARTIAL version of figure `stem`, which its complete version supersedes.
+/// Delete every file of `dir` that is not one of `keep` (by file name; sub-directories are
+/// left alone).
+fn remove_other_files<'a>(
+    dir: &Path,
+    keep: impl Iterator<Item = &'a PathBuf>,
+) -> Result<(), HarnessError> {
+    let keep: std::collections::BTreeSet<&std::ffi::OsStr> =
+        keep.filter_map(|p| p.file_name()).collect();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        if path.is_file() && !keep.contains(e.file_name().as_os_str()) {
+            std::fs::remove_file(&path)
+                .map_err(|err| HarnessError::Other(format!("{}: {err}", path.display())))?;
+        }
+    }
+    Ok(())
+}
+
 fn remove_partial(figs: &Path, stem: &str) {
     for ext in ["svg", "png"] {
         let _ = std::fs::remove_file(figs.join(format!("{stem}-partial.{ext}")));

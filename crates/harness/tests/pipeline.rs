@@ -741,107 +741,68 @@ fn outputs_tables_figures_report_and_checks() {
     );
 }
 
-/// A section whose cells are gone (a fresh clone of a committed report) keeps the replaced
-/// report's numbers, marked KEPT with the commit they were computed at, instead of NOT RUN;
-/// keeping twice changes nothing; computing the cells again renders it afresh.
+/// A report is what its cache holds, nothing carried over from the report it replaces:
+/// cells gone, the section says NOT RUN and its figures are deleted; partly computed, it
+/// says INCOMPLETE with what each data set misses; computed again, it is the first report
+/// to the byte (figures included), as the committed paper report is regenerated from
+/// `results/archive`.
 #[test]
-fn a_report_keeps_the_sections_whose_cells_are_gone() {
+fn a_report_shows_only_what_its_cache_holds() {
     let f = fixture(SPEC);
     let (plans, _) = plan_and_run(&f.ws, 2);
     let read = |p: &Path| std::fs::read_to_string(p).unwrap();
+    let figures = |md: &Path| -> Vec<(String, Vec<u8>)> {
+        let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(md.with_file_name("figures"))
+            .map(|d| {
+                d.flatten()
+                    .map(|e| {
+                        let name = e.file_name().to_string_lossy().into_owned();
+                        (name, std::fs::read(e.path()).unwrap())
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
     let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
     let fresh = read(&md);
-    assert!(!fresh.contains("KEPT") && fresh.contains("[c1]"), "{fresh}");
-    let claim = fresh
-        .lines()
-        .find(|l| l.contains("[c1]"))
-        .unwrap()
-        .to_string();
-    std::fs::remove_dir_all(f.ws.cache().root()).unwrap();
-    let [html, md] = f.ws.report(&plans, Profile::Quick).unwrap();
-    // The sections are on the paper's page (`index.html` is the overview).
-    let html = html.with_file_name(dyad_harness::presentation::report::paper_page("demo"));
-    let kept = read(&md);
-    assert!(!kept.contains("NOT RUN"), "{kept}");
-    assert!(kept.contains(&claim), "{kept}");
+    let drawn = figures(&md);
     assert!(
-        kept.contains("KEPT from the report generated at commit ")
-            && kept.contains("this cache holds 0 of this experiment's 4 cells")
-            && kept.contains("1 of them are KEPT"),
-        "{kept}"
+        fresh.contains("[c1]") && !fresh.contains("NOT RUN"),
+        "{fresh}"
     );
-    // The claim counts are the kept report's: the summary line is unchanged.
-    let summary = |t: &str| {
-        t.lines()
-            .find(|l| l.starts_with("Claims of the paper on real data"))
-            .unwrap()
-            .to_string()
-    };
-    assert_eq!(summary(&kept), summary(&fresh));
-    assert!(read(&html).contains("KEPT from the report"));
-    let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
-    assert_eq!(read(&md), kept);
-    // Recomputed: rendered from the cells again.
-    let (plans, _) = plan_and_run(&f.ws, 2);
-    let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
-    assert!(!read(&md).contains("KEPT"));
-    // Never computed and nothing to keep: NOT RUN.
-    std::fs::remove_dir_all(f.ws.cache().root()).unwrap();
-    std::fs::remove_file(&md).unwrap();
-    let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
-    assert!(read(&md).contains("NOT RUN"));
-    // Partly computed: INCOMPLETE, with what each data set misses; never kept as complete.
-    let (plans, _) = plan_and_run(&f.ws, 2);
-    f.ws.cache().supersede(&plans[0].cells[0].key).unwrap();
-    std::fs::remove_file(&md).unwrap();
-    for _ in 0..2 {
-        let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
-        let text = read(&md);
-        assert!(
-            text.contains(
-                "INCOMPLETE for profile `quick`: 1 of 4 cells are missing. Missing by data set: \
-                 `small` 1; complete: none"
-            ) && !text.contains("KEPT")
-                && !text.contains("NOT RUN"),
-            "{text}"
-        );
-    }
-}
-
-/// A section kept again names the commit of its first KEPT line (the code that computed it)
-/// but counts the cells this cache holds now: a long run that has recomputed part of a kept
-/// spec says so.
-#[test]
-fn a_section_kept_again_counts_the_cells_held_now() {
-    let f = fixture(SPEC);
-    let (plans, _) = plan_and_run(&f.ws, 2);
-    let read = |p: &Path| std::fs::read_to_string(p).unwrap();
-    f.ws.report(&plans, Profile::Quick).unwrap();
+    assert!(!drawn.is_empty());
+    // A file the report did not draw (an earlier report's figure) does not stay beside it.
+    let stray = md.with_file_name("figures").join("demo-f1-old-plot.png");
+    std::fs::write(&stray, b"an earlier report's figure").unwrap();
+    // Cells gone: NOT RUN, and no figure.
     std::fs::remove_dir_all(f.ws.cache().root()).unwrap();
     let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
-    let kept_line = |t: &str| {
-        let lines: Vec<String> = t
-            .lines()
-            .filter(|l| l.starts_with("KEPT from the report generated at commit "))
-            .map(str::to_string)
-            .collect();
-        assert_eq!(lines.len(), 1, "{t}");
-        lines[0].clone()
-    };
-    let first = kept_line(&read(&md));
+    let gone = read(&md);
     assert!(
-        first.contains("holds 0 of this experiment's 4 cells"),
-        "{first}"
+        gone.contains("NOT RUN") && !gone.contains("holds — "),
+        "{gone}"
     );
+    assert!(figures(&md).is_empty(), "{:?}", figures(&md).len());
+    // Partly computed: INCOMPLETE, with what each data set misses.
     let (plans, _) = plan_and_run(&f.ws, 2);
     f.ws.cache().supersede(&plans[0].cells[0].key).unwrap();
     let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
-    let again = kept_line(&read(&md));
-    assert_eq!(
-        again,
-        first.replace("holds 0 of this", "holds 3 of this"),
-        "the commit of the first line, the count of now"
+    let text = read(&md);
+    assert!(
+        text.contains(
+            "INCOMPLETE for profile `quick`: 1 of 4 cells are missing. Missing by data set: \
+             `small` 1; complete: none"
+        ) && !text.contains("NOT RUN"),
+        "{text}"
     );
+    // Computed again: the first report, byte for byte.
+    let (plans, _) = plan_and_run(&f.ws, 2);
+    let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
+    assert_eq!(read(&md), fresh);
+    assert_eq!(figures(&md), drawn);
+    assert!(!stray.exists());
 }
 
 /// SPEC with a second data set, `other` (same stand-in, another seed).
@@ -855,8 +816,8 @@ fn two_datasets() -> String {
 /// A claim's verdict is labelled real or SYNTHETIC by the data sets it reads (issue 42 §3):
 /// its `datasets`, else those its solver runs on, plus its `versus_dataset`; never by the
 /// other data sets of its spec. Here `other` is marked real by hand (a label only: the cells
-/// are the same). The report prints the paper's words under each claim of the paper, counts
-/// our diagnostics apart, and a kept section takes its claims' words from the current spec.
+/// are the same). The report prints the paper's words under each claim of the paper and
+/// counts our diagnostics apart.
 #[test]
 fn claims_are_labelled_by_the_data_they_read() {
     let spec = two_datasets()
@@ -980,43 +941,6 @@ range = [0.0, 1.0]
         "{header}"
     );
     assert!(read(&html).contains("<blockquote class=\"quote\">“OASIS achieved"));
-
-    // Kept (the cells gone): the verdicts are that report's, the words the current spec's;
-    // a claim now judged as a stated number is not comparable, saying why.
-    std::fs::remove_dir_all(f.ws.cache().root()).unwrap();
-    let claims = &mut plans[0].spec.spec.claims;
-    let c = claims.iter_mut().find(|c| c.id == "reads-other").unwrap();
-    c.text = "reworded".into();
-    c.quote = Some("OASIS achieved consistently superior results throughout".into());
-    let c = claims.iter_mut().find(|c| c.id == "versus-small").unwrap();
-    c.kind = "factor".into();
-    c.paper_value = Some(1.0);
-    let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
-    let kept = read(&md);
-    assert!(kept.contains("KEPT from the report"), "{kept}");
-    assert!(
-        kept.contains("- ✅ holds — reworded [reads-other]: other: 0.")
-            && kept.contains(
-                "\n  > “OASIS achieved consistently superior results throughout” — JMLR §5.3.3\n"
-            )
-            && kept.contains(
-                "- shape check on SYNTHETIC data: ➖ not comparable — other against small \
-                 [versus-small]: judged as a measured quantity"
-            ),
-        "{kept}"
-    );
-    // Kept again: the same lines (a refreshed line is not wrapped a second time).
-    let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
-    assert_eq!(read(&md), kept);
-    // The counts follow: real and ours unchanged, one shape check now not comparable.
-    let parts = |l: &str| {
-        let (real, rest) = l.split_once(" Shape checks").unwrap();
-        let (shape, ours) = rest.split_once(" Our diagnostics").unwrap();
-        (real.to_string(), shape.to_string(), ours.to_string())
-    };
-    let (before, after) = (parts(&counts(&text)), parts(&counts(&kept)));
-    assert_eq!((&before.0, &before.2), (&after.0, &after.2));
-    assert!(after.1.ends_with("1 not comparable."), "{}", after.1);
 }
 
 /// A partly computed spec shows the summary of its complete data sets (a long paper run's
@@ -1034,12 +958,11 @@ fn an_incomplete_report_summarises_its_complete_data_sets_only() {
     let (plans, _) = plan_and_run(&f.ws, 2);
     let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
     let full = read(&md);
+    let full_width = svg_width(&md.with_file_name("figures").join("demo-fig-map.svg"));
     let row = |text: &str, data: &str| text.lines().any(|l| l.starts_with(&format!("| {data} (")));
     assert!(row(&full, "small") && row(&full, "other"), "{full}");
     let first_small = plans[0].cells.iter().find(|c| c.dataset == 0).unwrap();
     f.ws.cache().supersede(&first_small.key).unwrap();
-    // Without the complete report, which would be KEPT in its place.
-    std::fs::remove_file(&md).unwrap();
     let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
     let text = read(&md);
     assert!(
@@ -1065,63 +988,10 @@ fn an_incomplete_report_summarises_its_complete_data_sets_only() {
         partial.is_file() && text.contains("figures/demo-fig-map-partial.png"),
         "{text}"
     );
-    // One panel (the complete data set) where the full figure has two: a narrower figure.
-    let width = |name: &str| {
-        let svg = std::fs::read_to_string(figs.join(name)).unwrap();
-        let w = svg
-            .split("width=\"")
-            .nth(1)
-            .unwrap()
-            .split('"')
-            .next()
-            .unwrap()
-            .to_string();
-        w.parse::<u32>().unwrap()
-    };
-    assert!(width("demo-fig-map-partial.svg") < width("demo-fig-map.svg"));
-    // A fresh clone (no cells): the partial section is kept, claims and figures included,
-    // rather than lost to NOT RUN; the header still counts its judged claim.
-    let cells = f.ws.cache().root().join("cells");
-    let aside = f.ws.cache().root().join("cells-aside");
-    std::fs::rename(&cells, &aside).unwrap();
-    let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
-    let kept = read(&md);
-    assert!(
-        kept.contains("KEPT from the report generated at commit")
-            && kept.contains("this cache holds 0 of this experiment's 8 cells")
-            && line(&kept, "[c2]") == line(&text, "[c2]")
-            && kept.contains("figures/demo-fig-map-partial.png")
-            && !kept.contains("NOT RUN"),
-        "{kept}"
-    );
-    let counts = |t: &str| {
-        let h = t.lines().find(|l| l.starts_with("Generated by")).unwrap();
-        h[h.find("Claims of the papers judged").unwrap()..].to_string()
-    };
-    assert_eq!(counts(&kept), counts(&text));
-    std::fs::remove_dir_all(&cells).ok();
-    std::fs::rename(&aside, &cells).unwrap();
-    // Fewer cells than the kept section had, but another data set complete (`small` back,
-    // two of `other` gone): the section is kept, and so are its PARTIAL pictures, which
-    // would otherwise show `small` beside text about `other`.
-    let picture = std::fs::read(&partial).unwrap();
-    let cache = f.ws.cache();
-    let restore = |key: &str| {
-        cache.put(&cache.superseded(key).unwrap()).unwrap();
-        cache.forget_superseded(key).unwrap();
-    };
-    restore(&first_small.key);
-    for c in plans[0].cells.iter().filter(|c| c.dataset == 1).take(2) {
-        cache.supersede(&c.key).unwrap();
-    }
-    let w = f.ws.outputs(&plans).unwrap();
-    assert!(w[0].kept && w[0].figures.is_empty(), "{w:?}");
-    let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
-    assert!(read(&md).contains("KEPT from the report generated at commit"));
-    assert_eq!(std::fs::read(&partial).unwrap(), picture);
-    for c in plans[0].cells.iter().filter(|c| c.dataset == 1).take(2) {
-        restore(&c.key);
-    }
+    // One panel (the complete data set) where the full figure had two: a narrower figure;
+    // the full figure is not left beside it.
+    assert!(svg_width(&figs.join("demo-fig-map-partial.svg")) < full_width);
+    assert!(!figs.join("demo-fig-map.svg").exists());
     // The complete data set's rows are the full report's.
     let rows = |t: &str| -> Vec<String> {
         t.lines()
@@ -1133,6 +1003,16 @@ fn an_incomplete_report_summarises_its_complete_data_sets_only() {
     let (plans, _) = plan_and_run(&f.ws, 2);
     let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
     assert!(!partial.exists() && !read(&md).contains("partial"));
+}
+
+/// The width an SVG file declares.
+fn svg_width(path: &Path) -> u32 {
+    let svg = std::fs::read_to_string(path).unwrap();
+    svg.split("width=\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("{}: no width", path.display()))
 }
 
 /// `dyad plan --solver/--dataset` estimates the listed cells from the timings of every cell

@@ -467,51 +467,6 @@ fn gain_text(x: f64) -> String {
     format!("{:+.0} %", if g == 0.0 { 0.0 } else { g })
 }
 
-/// A stated quantity computed from two means alone (a kept report's numbers, whose cells
-/// are gone): the point value beside the paper's, and whether it falls in the band. No
-/// verdict: that needs the per-split values and their spread.
-pub fn quantity_from_means(claim: &Claim, l: f64, r: f64) -> Option<String> {
-    let q = (kind(&claim.kind)?.quantity)(claim)?;
-    let (paper, tol) = (claim.paper_value?, claim.tolerance?);
-    let value = match q {
-        Quantity::Difference => l - r,
-        _ if r <= 0.0 || l <= 0.0 => return None,
-        Quantity::Ratio => l / r,
-        Quantity::LogRatio => (l / r).log10(),
-    };
-    let centre = if q == Quantity::LogRatio {
-        paper.log10()
-    } else {
-        paper
-    };
-    let place = if (value - centre).abs() <= tol {
-        "inside the band"
-    } else if (value - centre).abs() <= 2.0 * tol {
-        "outside the band, within twice the tolerance"
-    } else {
-        "far outside the band"
-    };
-    let gains = match q {
-        Quantity::Ratio if paper < 3.0 => {
-            format!(" ({} vs {})", gain_text(value), gain_text(paper))
-        }
-        _ => String::new(),
-    };
-    Some(format!(
-        "{} from the means vs {} in the paper{gains}: {place} (±{tol}{})",
-        q.show(value),
-        match q {
-            Quantity::Difference => format!("{paper:+.3}"),
-            _ => factor_text(paper),
-        },
-        if q == Quantity::LogRatio {
-            " decades"
-        } else {
-            ""
-        }
-    ))
-}
-
 /// The verdict on a stated quantity (module docs): `values` are the per-split measurements
 /// on the judged scale (ratios, log10 ratios or differences), `paper` the paper's number (a
 /// factor or a difference, not a logarithm), `tol` the band's half-width on the judged scale.
