@@ -399,8 +399,19 @@ fn real_main() -> Result<ExitCode> {
         Command::Archive { command } => archive(&ws, command),
         Command::Report { profile } => {
             let profile = profile.unwrap_or_else(|| last_profile(&ws));
-            let ctx = ws.data_context();
+            // Real data absent here is keyed as the machine that computed its cells resolved
+            // it (an imported archive's records), so that its cells are reported.
+            let ctx = ws.data_context().recalling(ws.cache().recorded_data());
             let plans = plan_warn(&ws, &ws.select_specs(&[])?, profile, &ctx)?;
+            let (n, names) = ctx.recalled();
+            if n > 0 {
+                eprintln!(
+                    "{n} data set resolutions are absent here and taken from the cache's records \
+                     of where their cells were computed ({}): their cells are reported, not \
+                     computed",
+                    names.join(", ")
+                );
+            }
             let [html, md] = ws.report(&plans, profile)?;
             say!("report: {} and {}", html.display(), md.display());
             Ok(ExitCode::SUCCESS)

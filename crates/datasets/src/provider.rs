@@ -363,6 +363,85 @@ impl std::fmt::Debug for Resolved {
     }
 }
 
+/// What a real data set resolved to where its data was: enough to key and describe the
+/// cells computed on it where the data is not (`dyad report` on a clone without the data,
+/// from an archive's `real-data.jsonl`). No loader: [`Recorded::resolved`] gives one that
+/// refuses.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Recorded {
+    pub name: String,
+    pub version: u32,
+    pub params: serde_json::Value,
+    pub identity: String,
+    pub synthetic: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unpublished: Option<String>,
+    pub note: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<Shape>,
+}
+
+/// One line of a `real-data.jsonl`: provider `requested` with the spec's `params` (profile
+/// applied) resolved to `resolved`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordedEntry {
+    pub requested: String,
+    pub params: serde_json::Value,
+    pub resolved: Recorded,
+}
+
+fn recorded_key(requested: &str, params: &serde_json::Value) -> String {
+    format!("{requested}|{params}")
+}
+
+impl Recorded {
+    pub fn of(r: &Resolved) -> Self {
+        Self {
+            name: r.name.to_string(),
+            version: r.version,
+            params: r.params.clone(),
+            identity: r.identity.clone(),
+            synthetic: r.synthetic,
+            unpublished: r.unpublished.clone(),
+            note: r.note.clone(),
+            shape: r.shape.clone(),
+        }
+    }
+
+    /// The resolution, its loader refusing with what to do; `None` when no provider of the
+    /// recorded name and version is registered (its cells would have other keys anyway).
+    pub fn resolved(&self) -> Option<Resolved> {
+        let p = crate::registry::provider(&self.name)?;
+        if p.version() != self.version {
+            return None;
+        }
+        let name = p.name();
+        Some(Resolved {
+            name,
+            version: self.version,
+            kind: p.kind(),
+            params: self.params.clone(),
+            identity: self.identity.clone(),
+            synthetic: self.synthetic,
+            unpublished: self.unpublished.clone(),
+            note: self.note.clone(),
+            shape: self.shape.clone(),
+            loader: Arc::new(move || {
+                Err(DataError::Inconsistent {
+                    path: PathBuf::from(name),
+                    message: "this data set is not here: its cells were computed where it was \
+                              (as an archive recorded it), so they can be reported but not \
+                              computed again; put the data in $DYAD_DATA_DIR (`dyad data \
+                              list` says where) to compute"
+                        .into(),
+                })
+            }),
+        })
+    }
+}
+
 /// A data set the specs can name.
 pub trait Provider: Sync {
     /// Registry name (`dyad data list`, specs' `datasets.name`).
@@ -410,6 +489,11 @@ pub struct DataContext {
     /// Whether identities computed are written to the memo file (not for commands that only
     /// read: `dyad data list`, `info`, `verify`).
     persist: bool,
+    /// Real data sets as other machines resolved them, by `requested|params` (see
+    /// [`Recorded`]): empty unless [`DataContext::recalling`] set them.
+    recorded: BTreeMap<String, Recorded>,
+    /// The `requested|params` keys [`DataContext::recall`] answered.
+    recalled: Mutex<Vec<String>>,
 }
 
 impl DataContext {
@@ -427,7 +511,44 @@ impl DataContext {
             memo_path,
             memo: Mutex::new(memo),
             persist: true,
+            recorded: BTreeMap::new(),
+            recalled: Mutex::new(Vec::new()),
         }
+    }
+
+    /// This context, answering [`DataContext::recall`] from `entries` (requested provider,
+    /// its parameters as the spec gave them, what they resolved to where the data was).
+    pub fn recalling(mut self, entries: impl IntoIterator<Item = RecordedEntry>) -> Self {
+        for e in entries {
+            self.recorded
+                .insert(recorded_key(&e.requested, &e.params), e.resolved);
+        }
+        self
+    }
+
+    /// What real data set `requested` with the spec's `params` resolved to on the machine
+    /// that computed its cells, when this context was given such a record
+    /// ([`DataContext::recalling`]) and its provider is registered at the recorded version.
+    /// Its loader refuses (the data is not here); its name, parameters, content identity,
+    /// note and shape are the record's, so its cells have the keys they were computed under.
+    pub fn recall(&self, requested: &str, params: &serde_json::Value) -> Option<Resolved> {
+        let key = recorded_key(requested, params);
+        let r = self.recorded.get(&key)?.resolved()?;
+        self.recalled.lock().unwrap().push(key);
+        Some(r)
+    }
+
+    /// How many resolutions [`DataContext::recall`] answered, and for which data sets
+    /// (provider names, sorted, without repeats).
+    pub fn recalled(&self) -> (usize, Vec<String>) {
+        let keys = self.recalled.lock().unwrap();
+        let mut names: Vec<String> = keys
+            .iter()
+            .map(|k| k.split('|').next().unwrap_or_default().to_string())
+            .collect();
+        names.sort();
+        names.dedup();
+        (keys.len(), names)
     }
 
     /// This context, remembering the identities it computes in memory only: for commands
@@ -825,6 +946,64 @@ pub fn tree_content_id(root: &Path) -> Result<String, DataError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A recorded resolution comes back as it was (loader aside), keyed by the requested
+    /// provider and the spec's parameters; it refuses to load, names what to do, and is
+    /// forgotten when its provider's version moved on.
+    #[test]
+    fn a_recorded_resolution_is_recalled_by_request_and_refuses_to_load() {
+        let rec = Recorded {
+            name: "mnist".into(),
+            version: crate::registry::provider("mnist").unwrap().version(),
+            params: serde_json::json!({"l2_normalize": true}),
+            identity: "ab".repeat(32),
+            synthetic: false,
+            unpublished: None,
+            note: "real MNIST from $DYAD_DATA_DIR/mnist".into(),
+            shape: Some(Shape {
+                rows: 70_000,
+                dim: 784,
+                ..Shape::default()
+            }),
+        };
+        let entry = |params: serde_json::Value, resolved: Recorded| RecordedEntry {
+            requested: "mnist".into(),
+            params,
+            resolved,
+        };
+        let mut old = rec.clone();
+        old.version += 1;
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = DataContext::new(dir.path().join("none"), dir.path().join("cache")).recalling([
+            entry(serde_json::json!({}), rec.clone()),
+            entry(serde_json::json!({"train_images": 5}), old),
+        ]);
+        assert!(
+            ctx.recall("mnist", &serde_json::json!({"test_images": 5}))
+                .is_none()
+        );
+        assert!(
+            ctx.recall("mnist-standin", &serde_json::json!({}))
+                .is_none()
+        );
+        assert!(
+            ctx.recall("mnist", &serde_json::json!({"train_images": 5}))
+                .is_none(),
+            "a record of another provider version"
+        );
+        let r = ctx.recall("mnist", &serde_json::json!({})).unwrap();
+        assert_eq!(Recorded::of(&r), rec);
+        assert_eq!((r.name, r.kind), ("mnist", kinds::LABELLED));
+        let err = (r.loader)().err().unwrap().to_string();
+        assert!(
+            err.contains("not here") && err.contains("$DYAD_DATA_DIR"),
+            "{err}"
+        );
+        assert_eq!(ctx.recalled(), (1, vec!["mnist".to_string()]));
+        // Without records nothing is recalled.
+        let plain = DataContext::new(dir.path().join("none"), dir.path().join("cache"));
+        assert!(plain.recall("mnist", &serde_json::json!({})).is_none());
+    }
 
     /// A stored value: its bytes, and how often it was computed.
     #[derive(Debug, PartialEq)]

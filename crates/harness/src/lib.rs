@@ -282,8 +282,10 @@ impl Workspace {
                 }
             }
         }
-        // The evidence behind re-stamped cells travels with them.
+        // The evidence behind re-stamped cells travels with them, and so does what their
+        // real data sets resolved to (a clone without the data reports them).
         archive.merge_witnesses(&cache)?;
+        archive.record_data(&real_data(plans))?;
         Ok(t)
     }
 
@@ -363,6 +365,9 @@ impl Workspace {
         cache.merge_witnesses(&archive).map_err(|e| {
             HarnessError::Other(format!("merging the archive's code witnesses: {e}"))
         })?;
+        cache
+            .record_data(&archive.recorded_data())
+            .map_err(|e| HarnessError::Other(format!("keeping the archive's data records: {e}")))?;
         Ok(t)
     }
 
@@ -598,6 +603,23 @@ impl Workspace {
             .map_err(|e| io(&md, e))?;
         Ok([html, md])
     }
+}
+
+/// What the real data sets of `plans` resolved to here (those present: a stand-in is not
+/// recorded), for [`engine::cache::Cache::record_data`].
+fn real_data(plans: &[Plan]) -> Vec<dyad_datasets::provider::RecordedEntry> {
+    plans
+        .iter()
+        .flat_map(|p| &p.datasets)
+        .filter(|d| d.resolved.name == d.requested && !d.resolved.synthetic)
+        .filter_map(|d| {
+            Some(dyad_datasets::provider::RecordedEntry {
+                requested: d.requested.clone(),
+                params: serde_json::to_value(&d.spec_params).ok()?,
+                resolved: dyad_datasets::provider::Recorded::of(&d.resolved),
+            })
+        })
+        .collect()
 }
 
 /// The distinct cell keys of `plans`, sorted (specs can share cells).

@@ -777,7 +777,9 @@ fn a_report_shows_only_what_its_cache_holds() {
     let stray = md.with_file_name("figures").join("demo-f1-old-plot.png");
     std::fs::write(&stray, b"an earlier report's figure").unwrap();
     // Cells gone: NOT RUN, and no figure.
-    std::fs::remove_dir_all(f.ws.cache().root()).unwrap();
+    let cells = f.ws.cache().root().join("cells");
+    let aside = f.ws.cache().root().join("cells-aside");
+    std::fs::rename(&cells, &aside).unwrap();
     let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
     let gone = read(&md);
     assert!(
@@ -786,8 +788,11 @@ fn a_report_shows_only_what_its_cache_holds() {
     );
     assert!(figures(&md).is_empty(), "{:?}", figures(&md).len());
     // Partly computed: INCOMPLETE, with what each data set misses.
-    let (plans, _) = plan_and_run(&f.ws, 2);
-    f.ws.cache().supersede(&plans[0].cells[0].key).unwrap();
+    std::fs::remove_dir_all(&cells).ok();
+    std::fs::rename(&aside, &cells).unwrap();
+    let cache = f.ws.cache();
+    let key = &plans[0].cells[0].key;
+    cache.supersede(key).unwrap();
     let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
     let text = read(&md);
     assert!(
@@ -797,8 +802,9 @@ fn a_report_shows_only_what_its_cache_holds() {
         ) && !text.contains("NOT RUN"),
         "{text}"
     );
-    // Computed again: the first report, byte for byte.
-    let (plans, _) = plan_and_run(&f.ws, 2);
+    // The cells back: the first report, byte for byte.
+    cache.put(&cache.superseded(key).unwrap()).unwrap();
+    cache.forget_superseded(key).unwrap();
     let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
     assert_eq!(read(&md), fresh);
     assert_eq!(figures(&md), drawn);
@@ -2449,4 +2455,106 @@ fn machine_tolerances_are_zero_or_small_and_dr_declares_one() {
     }
     let dr = dyad_harness::registry::solver("dr").expect("the DR solver");
     assert!(dr.machine_tolerance > 0.0);
+}
+
+/// MNIST's four IDX files, `per_class` training and `test_per_class` test images of each
+/// digit, 28 x 28 seeded noise around a per-digit pattern: real files in the real format.
+fn write_mnist(dir: &Path, per_class: usize, test_per_class: usize) {
+    let mnist = dir.join("mnist");
+    std::fs::create_dir_all(&mnist).unwrap();
+    let mut state = 12345u64;
+    let mut byte = move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 56) as u8
+    };
+    for (stem, per) in [("train", per_class), ("t10k", test_per_class)] {
+        let n = 10 * per;
+        let mut images = vec![0, 0, 8, 3];
+        for d in [n, 28, 28] {
+            images.extend((d as u32).to_be_bytes());
+        }
+        let mut labels = vec![0, 0, 8, 1];
+        labels.extend((n as u32).to_be_bytes());
+        for i in 0..n {
+            let digit = (i % 10) as u8;
+            labels.push(digit);
+            for px in 0..784usize {
+                let on = (px / 28 + px % 28 + 3 * digit as usize) % 10 < 3;
+                images.push(if on { 200 } else { 0 }.max(byte() / 4));
+            }
+        }
+        std::fs::write(mnist.join(format!("{stem}-images-idx3-ubyte")), images).unwrap();
+        std::fs::write(mnist.join(format!("{stem}-labels-idx1-ubyte")), labels).unwrap();
+    }
+}
+
+/// The cells of real data travel in an archive with what the data resolved to: a clone
+/// without the data, having imported the archive, reports them exactly as the machine with
+/// the data did (the same keys, the same report to the byte), and refuses to compute them;
+/// without the records it plans the stand-in's cells instead.
+#[test]
+fn an_archive_reports_its_real_data_cells_where_the_data_is_not() {
+    let spec = SPEC
+        .replace(
+            "name = \"caltech256-standin\"\nparams = { classes = 4, per_class = 12, dim = 200, seed = 5 }",
+            "name = \"mnist\"\nparams = { }",
+        )
+        .replace("train_per_class = 7", "train_per_class = 6")
+        .replace("test_per_class = 5", "test_per_class = 4");
+    let data = tempfile::tempdir().unwrap();
+    write_mnist(data.path(), 8, 5);
+    let mut f = fixture(&spec);
+    f.ws.data_dir = data.path().to_path_buf();
+    let (plans, s) = plan_and_run(&f.ws, 2);
+    assert!(s.ok(), "{:?}", s.failed);
+    assert!(!plans[0].datasets[0].resolved.synthetic);
+    let read = |p: &Path| std::fs::read(p).unwrap();
+    let [_, md] = f.ws.report(&plans, Profile::Quick).unwrap();
+    let (report, figure) = (
+        read(&md),
+        read(&md.with_file_name("figures").join("demo-fig-map.png")),
+    );
+    let archive = tempfile::tempdir().unwrap();
+    f.ws.export_cells(&plans, archive.path()).unwrap();
+    let records = dyad_harness::engine::cache::Cache::at(archive.path()).recorded_data();
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert_eq!(
+        (records[0].requested.as_str(), &records[0].resolved.identity),
+        ("mnist", &plans[0].datasets[0].resolved.identity)
+    );
+
+    let g = fixture(&spec);
+    assert!(!g.ws.data_dir.exists());
+    g.ws.import_cells(archive.path()).unwrap();
+    let specs = g.ws.select_specs(&[]).unwrap();
+    // Without the records: the stand-in, none of whose cells is cached.
+    let stand_in =
+        g.ws.plan(&specs, Profile::Quick, &g.ws.data_context())
+            .unwrap();
+    assert!(stand_in[0].datasets[0].resolved.synthetic);
+    assert!(
+        stand_in[0]
+            .cells
+            .iter()
+            .all(|c| !g.ws.cache().contains(&c.key))
+    );
+    // With them: the real data's keys and report, byte for byte.
+    let ctx = g.ws.data_context().recalling(g.ws.cache().recorded_data());
+    let recalled = g.ws.plan(&specs, Profile::Quick, &ctx).unwrap();
+    assert_eq!(ctx.recalled(), (1, vec!["mnist".to_string()]));
+    let keys = |p: &[dyad_harness::engine::plan::Plan]| -> Vec<String> {
+        p[0].cells.iter().map(|c| c.key.clone()).collect()
+    };
+    assert_eq!(keys(&recalled), keys(&plans));
+    let [_, md] = g.ws.report(&recalled, Profile::Quick).unwrap();
+    assert_eq!(String::from_utf8(read(&md)), String::from_utf8(report));
+    assert!(read(&md.with_file_name("figures").join("demo-fig-map.png")) == figure);
+    // Its cells can be reported, not computed: the data is not here.
+    let err = match (recalled[0].datasets[0].resolved.loader)() {
+        Ok(_) => panic!("a recalled data set loaded"),
+        Err(e) => e.to_string(),
+    };
+    assert!(err.contains("this data set is not here"), "{err}");
 }

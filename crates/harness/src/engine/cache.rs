@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub use dyad_datasets::fsutil::write_atomic;
+use dyad_datasets::provider::RecordedEntry;
 
 /// Version of the cell result format; part of every cell key.
 pub const RESULT_FORMAT_VERSION: u32 = 3;
@@ -159,6 +160,8 @@ pub struct CellResult {
 /// not compared (cells from before provenance was kept are not called stale).
 /// The file of code-equivalence witnesses under the cache root ([`Cache::witness_equivalent`]).
 pub const EQUIVALENT_CODE: &str = "equivalent-code.jsonl";
+/// The file of real data sets' resolutions under the cache root ([`Cache::record_data`]).
+pub const REAL_DATA: &str = "real-data.jsonl";
 
 pub fn changed_parts<'a>(
     now: &'a BTreeMap<String, String>,
@@ -744,6 +747,42 @@ impl Cache {
         let text: String = new.iter().map(|l| format!("{l}\n")).collect();
         f.write_all(text.as_bytes())?;
         Ok(new.len())
+    }
+
+    /// The real data sets' resolutions kept here ([`Cache::record_data`]); lines that do not
+    /// parse are skipped.
+    pub fn recorded_data(&self) -> Vec<RecordedEntry> {
+        std::fs::read_to_string(self.root.join(REAL_DATA))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    /// Keeps `entries` beside the cells: what each real data set of a plan resolved to where
+    /// its data was, so that a clone without the data can still key and report the cells
+    /// computed on it (`dyad report`). One line per requested provider and parameters, the
+    /// newest winning, sorted: an archive's file changes only when a resolution does.
+    pub fn record_data(&self, entries: &[RecordedEntry]) -> std::io::Result<()> {
+        let mut all: BTreeMap<String, RecordedEntry> = BTreeMap::new();
+        for e in self
+            .recorded_data()
+            .into_iter()
+            .chain(entries.iter().cloned())
+        {
+            all.insert(format!("{}|{}", e.requested, e.params), e);
+        }
+        let text: String = all
+            .values()
+            .map(|e| serde_json::to_string(e).map(|l| l + "\n"))
+            .collect::<Result<_, _>>()
+            .map_err(std::io::Error::other)?;
+        let path = self.root.join(REAL_DATA);
+        if std::fs::read_to_string(&path).is_ok_and(|t| t == text) {
+            return Ok(());
+        }
+        std::fs::create_dir_all(&self.root)?;
+        write_atomic(&path, text.as_bytes())
     }
 
     pub fn put(&self, r: &CellResult) -> std::io::Result<()> {

@@ -287,9 +287,16 @@ pub fn document(sections: &[Section<'_>], profile: Profile) -> Vec<Block> {
         c
     };
     let all = sum(&|_| true);
+    // The recorded cell time, and its wall time one cell per core on this project's 2-core
+    // machine and on a 64-core cluster (a fixed core count: the same cells, the same bytes).
     let cost = {
         let computed: Vec<&ExperimentResults<'_>> = sections.iter().map(|s| &s.results).collect();
-        crate::analysis::cost::summary_line(&crate::analysis::cost::of_results(&computed).total)
+        let cost = crate::analysis::cost::of_results(&computed);
+        format!(
+            "{}; {}",
+            crate::analysis::cost::summary_line(&cost.total),
+            crate::analysis::cost::wall_line(&cost, 2)
+        )
     };
     doc.push(Block::Para(format!(
         "{GENERATED} {DYAD_VERSION} from the cells in its cache, each of which records the code \
