@@ -365,8 +365,17 @@ impl Workspace {
         cache.merge_witnesses(&archive).map_err(|e| {
             HarnessError::Other(format!("merging the archive's code witnesses: {e}"))
         })?;
+        // What the archive's real data sets resolved to; a damaged line is listed like a
+        // damaged cell (without it, a clone lacking that data reports its cells NOT RUN).
+        let (records, damaged) = archive.recorded_data_checked();
+        for (line, e) in damaged {
+            t.invalid.push((
+                archive.recorded_data_path(),
+                format!("line {line}: not a data set's record: {e}"),
+            ));
+        }
         cache
-            .record_data(&archive.recorded_data())
+            .record_data(&records)
             .map_err(|e| HarnessError::Other(format!("keeping the archive's data records: {e}")))?;
         Ok(t)
     }

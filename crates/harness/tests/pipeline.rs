@@ -2525,9 +2525,26 @@ fn an_archive_reports_its_real_data_cells_where_the_data_is_not() {
         ("mnist", &plans[0].datasets[0].resolved.identity)
     );
 
+    // A damaged line of the records is named on import, like a damaged cell; the others
+    // are kept.
+    let path = archive.path().join("real-data.jsonl");
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str("{\"requested\": \"mnist\"\n");
+    std::fs::write(&path, text).unwrap();
+
     let g = fixture(&spec);
     assert!(!g.ws.data_dir.exists());
-    g.ws.import_cells(archive.path()).unwrap();
+    let t = g.ws.import_cells(archive.path()).unwrap();
+    assert_eq!(t.invalid.len(), 1, "{:?}", t.invalid);
+    assert!(
+        t.invalid[0].0 == path
+            && t.invalid[0]
+                .1
+                .starts_with("line 2: not a data set's record"),
+        "{:?}",
+        t.invalid
+    );
+    assert_eq!(g.ws.cache().recorded_data(), records);
     let specs = g.ws.select_specs(&[]).unwrap();
     // Without the records: the stand-in, none of whose cells is cached.
     let stand_in =

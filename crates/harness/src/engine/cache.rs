@@ -750,13 +750,28 @@ impl Cache {
     }
 
     /// The real data sets' resolutions kept here ([`Cache::record_data`]); lines that do not
-    /// parse are skipped.
+    /// parse are skipped ([`Cache::recorded_data_checked`] names them).
     pub fn recorded_data(&self) -> Vec<RecordedEntry> {
-        std::fs::read_to_string(self.root.join(REAL_DATA))
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect()
+        self.recorded_data_checked().0
+    }
+
+    /// The resolutions kept here, and every line of the file that is no resolution: (1-based
+    /// line, what is wrong with it).
+    pub fn recorded_data_checked(&self) -> (Vec<RecordedEntry>, Vec<(usize, String)>) {
+        let text = std::fs::read_to_string(self.root.join(REAL_DATA)).unwrap_or_default();
+        let (mut good, mut bad) = (Vec::new(), Vec::new());
+        for (i, line) in text.lines().enumerate() {
+            match serde_json::from_str(line) {
+                Ok(e) => good.push(e),
+                Err(e) => bad.push((i + 1, e.to_string())),
+            }
+        }
+        (good, bad)
+    }
+
+    /// The path of the file of real data sets' resolutions.
+    pub fn recorded_data_path(&self) -> PathBuf {
+        self.root.join(REAL_DATA)
     }
 
     /// Keeps `entries` beside the cells: what each real data set of a plan resolved to where
