@@ -209,11 +209,67 @@ fn dr_epoch(c: &mut Criterion) {
     g.finish();
 }
 
+/// One TR fit (spec §3.4: finite Newton, Jacobi-preconditioned CG) per λ of the paper
+/// profile's grid at the size of the DTD panel: 47 classes × 120 points, m = 100 features
+/// around class centres, l = 1 (1,081 inequality and 47 equality labels), the symmetrised
+/// 8-NN graph shared across fits (as the harness shares it), one thread. The paper profile
+/// fits 30 candidates (10 λ × 3 k) per l and repeat and keeps one, so this says where a TR
+/// cell's model selection goes: its Newton and CG counts per λ are printed before timing.
+fn tr_fit(c: &mut Criterion) {
+    use dyad_core::Schedule;
+    use dyad_core::observe::{Checkpoint, Control, NullObserver, Observer};
+    use dyad_tensor_rank::{PairInput, PairModel, PairRanker, TransductiveConfig};
+    use std::sync::Arc;
+    struct Counts(u64, u64);
+    impl Observer<PairModel> for Counts {
+        fn checkpoint(&mut self, _at: Checkpoint, m: &PairModel) -> Control {
+            (self.0, self.1) = (m.iterations, m.inner_iterations);
+            Control::Continue
+        }
+    }
+    let (classes, per, m) = (47usize, 120usize, 100usize);
+    let n = classes * per;
+    let mut rng = seeded(7);
+    let class: Vec<u32> = (0..n).map(|i| (i % classes) as u32).collect();
+    let centre = Array2::from_shape_fn((classes, m), |_| rng.random_range(-1.0..1.0));
+    let x = Array2::from_shape_fn((n, m), |(i, a)| {
+        centre[[i % classes, a]] + 0.3 * rng.random_range(-1.0..1.0)
+    });
+    let rank: Vec<f64> = class.iter().map(|&c| c as f64).collect();
+    let pairs = class_pairs(&class, &rank, 1, &Default::default(), &mut rng).expect("pairs");
+    let mut input = PairInput::new(x, pairs);
+    input.neighbours = Some(Arc::new(knn(input.x.view(), 8, 1).expect("kNN")));
+    let schedule = Schedule::new(vec![0, 1_000]);
+    let mut g = c.benchmark_group("tr_fit");
+    g.sample_size(10);
+    for lambda in [1.0, 1e-2, 1e-4, 1e-7] {
+        let cfg = TransductiveConfig {
+            lambda,
+            ..Default::default()
+        };
+        let mut counts = Counts(0, 0);
+        cfg.fit(&input, &schedule, &mut seeded(8), &mut counts)
+            .expect("fit");
+        eprintln!(
+            "tr_fit lambda = {lambda:e}: {} Newton iterations, {} CG iterations",
+            counts.0, counts.1
+        );
+        g.bench_with_input(BenchmarkId::new("lambda", lambda), &lambda, |b, _| {
+            b.iter(|| {
+                cfg.fit(&input, &schedule, &mut seeded(8), &mut NullObserver)
+                    .expect("fit")
+            })
+        });
+    }
+    g.finish();
+}
+
 criterion_group!(
     benches,
     gradient,
     product_throughput,
     full_kr_regulariser,
-    dr_epoch
+    dr_epoch,
+    tr_fit
 );
 criterion_main!(benches);
