@@ -642,7 +642,6 @@ fn plan_keys(plans: &[Plan]) -> Vec<&str> {
     keys
 }
 
-/// Deletes the PARTIAL version of figure `stem`, which its complete version supersedes.
 /// Delete every file of `dir` that is not one of `keep` (by file name; sub-directories are
 /// left alone).
 fn remove_other_files<'a>(
@@ -664,6 +663,7 @@ fn remove_other_files<'a>(
     Ok(())
 }
 
+/// Deletes the PARTIAL version of figure `stem`, which its complete version supersedes.
 fn remove_partial(figs: &Path, stem: &str) {
     for ext in ["svg", "png"] {
         let _ = std::fs::remove_file(figs.join(format!("{stem}-partial.{ext}")));

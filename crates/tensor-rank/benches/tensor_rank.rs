@@ -161,6 +161,22 @@ fn full_kr_regulariser(c: &mut Criterion) {
     g.finish();
 }
 
+/// Points shaped like the DTD panel's (47 classes × 120, m = 100 features around seeded class
+/// centres, class `c` ranked `c`) with `l` labels per class pair by the §4.1 protocol.
+fn dtd_like(seed: u64, l: usize) -> dyad_tensor_rank::PairInput {
+    let (classes, per, m) = (47usize, 120usize, 100usize);
+    let n = classes * per;
+    let mut rng = seeded(seed);
+    let class: Vec<u32> = (0..n).map(|i| (i % classes) as u32).collect();
+    let centre = Array2::from_shape_fn((classes, m), |_| rng.random_range(-1.0..1.0));
+    let x = Array2::from_shape_fn((n, m), |(i, a)| {
+        centre[[i % classes, a]] + 0.3 * rng.random_range(-1.0..1.0)
+    });
+    let rank: Vec<f64> = class.iter().map(|&c| c as f64).collect();
+    let pairs = class_pairs(&class, &rank, l, &Default::default(), &mut rng).expect("pairs");
+    dyad_tensor_rank::PairInput::new(x, pairs)
+}
+
 /// One DR epoch (spec §3.10: 6 hidden ReLU layers, one restart) at the size of the DTD
 /// panel's l = 10 labels: 47 classes, m = 100 features, 11,280 training pairs (10,810
 /// inequality, 470 equality), minibatches of 64 pairs, at the width grid's 32 and 128. The
@@ -170,21 +186,11 @@ fn full_kr_regulariser(c: &mut Criterion) {
 fn dr_epoch(c: &mut Criterion) {
     use dyad_core::Schedule;
     use dyad_core::observe::NullObserver;
-    use dyad_tensor_rank::{DeepRankConfig, PairInput, PairRanker};
+    use dyad_tensor_rank::{DeepRankConfig, PairRanker};
     // SAFETY: no other thread exists yet when the benchmark group starts.
     unsafe { std::env::set_var("RAYON_NUM_THREADS", "1") };
-    let (classes, per, m) = (47usize, 120usize, 100usize);
-    let n = classes * per;
-    let mut rng = seeded(5);
-    let class: Vec<u32> = (0..n).map(|i| (i % classes) as u32).collect();
-    let centre = Array2::from_shape_fn((classes, m), |_| rng.random_range(-1.0..1.0));
-    let x = Array2::from_shape_fn((n, m), |(i, a)| {
-        centre[[i % classes, a]] + 0.3 * rng.random_range(-1.0..1.0)
-    });
-    let rank: Vec<f64> = class.iter().map(|&c| c as f64).collect();
-    let pairs = class_pairs(&class, &rank, 10, &Default::default(), &mut rng).expect("pairs");
-    assert_eq!(pairs.above.len() + pairs.equal.len(), 11_280);
-    let input = PairInput::new(x, pairs);
+    let input = dtd_like(5, 10);
+    assert_eq!(input.train.above.len() + input.train.equal.len(), 11_280);
     let mut g = c.benchmark_group("dr_epoch");
     g.sample_size(10);
     for width in [32usize, 128] {
@@ -218,7 +224,7 @@ fn dr_epoch(c: &mut Criterion) {
 fn tr_fit(c: &mut Criterion) {
     use dyad_core::Schedule;
     use dyad_core::observe::{Checkpoint, Control, NullObserver, Observer};
-    use dyad_tensor_rank::{PairInput, PairModel, PairRanker, TransductiveConfig};
+    use dyad_tensor_rank::{PairModel, PairRanker, TransductiveConfig};
     use std::sync::Arc;
     struct Counts(u64, u64);
     impl Observer<PairModel> for Counts {
@@ -227,17 +233,7 @@ fn tr_fit(c: &mut Criterion) {
             Control::Continue
         }
     }
-    let (classes, per, m) = (47usize, 120usize, 100usize);
-    let n = classes * per;
-    let mut rng = seeded(7);
-    let class: Vec<u32> = (0..n).map(|i| (i % classes) as u32).collect();
-    let centre = Array2::from_shape_fn((classes, m), |_| rng.random_range(-1.0..1.0));
-    let x = Array2::from_shape_fn((n, m), |(i, a)| {
-        centre[[i % classes, a]] + 0.3 * rng.random_range(-1.0..1.0)
-    });
-    let rank: Vec<f64> = class.iter().map(|&c| c as f64).collect();
-    let pairs = class_pairs(&class, &rank, 1, &Default::default(), &mut rng).expect("pairs");
-    let mut input = PairInput::new(x, pairs);
+    let mut input = dtd_like(7, 1);
     input.neighbours = Some(Arc::new(knn(input.x.view(), 8, 1).expect("kNN")));
     let schedule = Schedule::new(vec![0, 1_000]);
     let mut g = c.benchmark_group("tr_fit");

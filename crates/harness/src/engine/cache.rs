@@ -779,13 +779,13 @@ impl Cache {
     /// computed on it (`dyad report`). One line per requested provider and parameters, the
     /// newest winning, sorted: an archive's file changes only when a resolution does.
     pub fn record_data(&self, entries: &[RecordedEntry]) -> std::io::Result<()> {
-        let mut all: BTreeMap<String, RecordedEntry> = BTreeMap::new();
+        let mut all: BTreeMap<(String, String), RecordedEntry> = BTreeMap::new();
         for e in self
             .recorded_data()
             .into_iter()
             .chain(entries.iter().cloned())
         {
-            all.insert(format!("{}|{}", e.requested, e.params), e);
+            all.insert((e.requested.clone(), e.params.to_string()), e);
         }
         let text: String = all
             .values()

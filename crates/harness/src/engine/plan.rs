@@ -705,9 +705,10 @@ pub fn plan(spec: &LoadedSpec, profile: Profile, ctx: &DataContext) -> Result<Pl
             .map_err(|e| spec.error_at(params_at, format!("data set `{}`: {e}", d.id)))?;
         // Real data absent here: what it resolved to where its cells were computed, when the
         // context recalls it (`dyad report` from an archive), else the stand-in.
-        let resolved = match resolved.synthetic && p.info().is_some() {
-            true => ctx.recall(p.name(), &json).unwrap_or(resolved),
-            false => resolved,
+        let resolved = if resolved.synthetic && p.info().is_some() {
+            ctx.recall(p.name(), &json).unwrap_or(resolved)
+        } else {
+            resolved
         };
         let code = fingerprint(
             crate::data::provider(resolved.name)
