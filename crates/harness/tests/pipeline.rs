@@ -79,26 +79,14 @@ min = 2.0
 "#;
 
 mod common;
-use common::{fixture, judge_claim, opts, plan_and_run, plan_error};
-
-fn keys(ws: &Workspace) -> Vec<(String, String)> {
-    let ctx = ws.data_context();
-    let plans = ws
-        .plan(&ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
-        .unwrap();
-    plans[0]
-        .cells
-        .iter()
-        .map(|c| (plans[0].solvers[c.solver].name.to_string(), c.key.clone()))
-        .collect()
-}
+use common::{fixture, judge_claim, opts, plan_and_run, plan_error, solver_keys};
 
 #[test]
 fn cache_keys_are_stable_and_change_with_parameters_and_data_only() {
     let f = fixture(SPEC);
-    let base = keys(&f.ws);
+    let base = solver_keys(&f.ws);
     assert_eq!(base.len(), 4);
-    assert_eq!(base, keys(&f.ws), "keys must be stable across plans");
+    assert_eq!(base, solver_keys(&f.ws), "keys must be stable across plans");
 
     let write = |s: String| std::fs::write(f.ws.experiments.join("demo/fig.toml"), s).unwrap();
     // Cosmetic edits: comments, title, plots, claims.
@@ -106,24 +94,24 @@ fn cache_keys_are_stable_and_change_with_parameters_and_data_only() {
         "# a comment\n{}",
         SPEC.replace("title = \"demo\"", "title = \"renamed\"")
     ));
-    assert_eq!(keys(&f.ws), base);
+    assert_eq!(solver_keys(&f.ws), base);
     // A solver parameter: OASIS cells change, Euclidean cells do not.
     write(SPEC.replace("params = { c = 0.1 }", "params = { c = 0.2 }"));
-    let k = keys(&f.ws);
+    let k = solver_keys(&f.ws);
     for ((name, a), (_, b)) in base.iter().zip(&k) {
         assert_eq!(name == "oasis", a != b, "{name}");
     }
     // Writing a default explicitly changes nothing.
     write(SPEC.replace("params = { c = 0.1 }", "params = {}"));
-    assert_eq!(keys(&f.ws), base);
+    assert_eq!(solver_keys(&f.ws), base);
     // The data: every cell changes.
     write(SPEC.replace("seed = 5", "seed = 6"));
-    for ((_, a), (_, b)) in base.iter().zip(&keys(&f.ws)) {
+    for ((_, a), (_, b)) in base.iter().zip(&solver_keys(&f.ws)) {
         assert_ne!(a, b);
     }
     // The checkpoint grid matters to OASIS only (Euclidean has no steps).
     write(SPEC.replace("every = 200", "every = 100"));
-    for ((name, a), (_, b)) in base.iter().zip(&keys(&f.ws)) {
+    for ((name, a), (_, b)) in base.iter().zip(&solver_keys(&f.ws)) {
         assert_eq!(name == "oasis", a != b, "{name}");
     }
 }

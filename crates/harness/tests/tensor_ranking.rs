@@ -85,7 +85,7 @@ min = 0.8
 "#;
 
 mod common;
-use common::{fixture, judge_claim, plan_and_run, plan_error};
+use common::{fixture, judge_claim, plan_and_run, plan_error, solver_keys};
 
 fn select(
     res: &ExperimentResults<'_>,
@@ -480,4 +480,88 @@ fn cells_of_version_2_are_carried_when_no_unlabelled_set_was_empty() {
     let small = SPEC.replace("n = 400, m = 10", "n = 60, m = 10");
     let (cells, carried, computed) = rerun_from_version_2(&small);
     assert_eq!((carried, computed), (0, cells));
+}
+
+/// `warm_start = true` fits TR's candidates along each k's λ path (largest λ first, each from
+/// the previous solution): the same choices and τ as cold starts to rounding, the untrained
+/// reading still the cold start's (τ = 0 exactly), no more Newton iterations in the chosen runs; only TR's
+/// keys change (RS cannot start warm, and `warm_start = false` is the default's key).
+#[test]
+fn warm_starts_along_the_lambda_path_change_nothing_but_the_work() {
+    // RS and TR of SPEC, TR over two k and five λ.
+    let base = SPEC
+        .split("[[solvers]]")
+        .take(3)
+        .collect::<Vec<_>>()
+        .join("[[solvers]]")
+        .replace(
+            "tune = { lambda = [0.01, 1.0] }",
+            "tune = { lambda = [0.001, 0.01, 0.1, 1.0, 10.0], k = [4, 8] }",
+        );
+    assert!(base.contains("k = [4, 8]") && !base.contains("lowrank-kr"));
+    let with = |flag: &str| {
+        base.replace(
+            "[protocol.pair_ranking]\n",
+            &format!("[protocol.pair_ranking]\n{flag}"),
+        )
+    };
+    let keys = |spec: &str| solver_keys(&fixture(spec).ws);
+    let (cold_keys, off_keys, warm_keys) = (
+        keys(&base),
+        keys(&with("warm_start = false\n")),
+        keys(&with("warm_start = true\n")),
+    );
+    assert_eq!(cold_keys, off_keys, "false is the default's key");
+    for (c, w) in cold_keys.iter().zip(&warm_keys) {
+        assert_eq!(c.0, w.0);
+        assert_eq!(c.1 != w.1, c.0 == "tr", "{}", c.0);
+    }
+
+    let run = |spec: &str| {
+        let f = fixture(spec);
+        let (plans, s) = plan_and_run(&f.ws, 2);
+        assert!(s.ok(), "{:?}", s.failed);
+        (f, plans)
+    };
+    let ((fc, pc), (fw, pw)) = (run(&base), run(&with("warm_start = true\n")));
+    let (cold, warm) = (
+        ExperimentResults::load(&pc[0], &fc.ws.cache()),
+        ExperimentResults::load(&pw[0], &fw.ws.cache()),
+    );
+    let mut iterations = (0.0, 0.0);
+    for l in [1.0, 3.0] {
+        for (metric, set) in [
+            ("chosen_lambda", "validation"),
+            ("chosen_k", "validation"),
+            ("validation_tau", "validation"),
+        ] {
+            let (c, w) = (
+                select(&cold, "TR", metric, set, Some(l), At::Last),
+                select(&warm, "TR", metric, set, Some(l), At::Last),
+            );
+            assert_eq!(c, w, "{metric} at l = {l}");
+        }
+        for set in ["all", "unlabelled"] {
+            let (c, w) = (
+                select(&cold, "TR", "tau", set, Some(l), At::Last),
+                select(&warm, "TR", "tau", set, Some(l), At::Last),
+            );
+            for (a, b) in c.iter().zip(&w) {
+                assert!((a - b).abs() < 1e-9, "tau {set} at l = {l}: {a} vs {b}");
+            }
+            let t0 = select(&warm, "TR", "tau", set, Some(l), At::Step(0));
+            assert_eq!(t0, vec![0.0, 0.0], "the untrained reading at l = {l}");
+        }
+        let its = |r: &ExperimentResults<'_>| {
+            mean(&select(r, "TR", "iterations", "all", Some(l), At::Last))
+        };
+        iterations.0 += its(&cold);
+        iterations.1 += its(&warm);
+    }
+    assert!(
+        iterations.1 <= iterations.0,
+        "the chosen runs' Newton iterations: warm {} vs cold {}",
+        iterations.1,
+        iterations.0
+    );
 }

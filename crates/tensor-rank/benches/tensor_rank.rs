@@ -260,12 +260,104 @@ fn tr_fit(c: &mut Criterion) {
     g.finish();
 }
 
+/// TR's model selection at one x value as the paper profile runs it: the λ grid of
+/// `fig2-classes` (10⁻⁷ … 100, k = 8) on DTD's shape (l = 1), each candidate from f = 0
+/// (cold) or, from the largest λ down, from the previous λ's solution (warm: `warm_start` of
+/// `[protocol.pair_ranking]`). Prints both paths' Newton and CG counts (exact) and the
+/// largest relative difference of their optima's objectives; benches the warm path (the cold
+/// one is the sum of `tr_fit`'s candidates). Full KR is not warm-started: a prototype took 32
+/// Newton / 465 CG iterations along its grid (10⁻⁶ … 100, 564 of these points) against 35 /
+/// 574 cold, its finite Newton needing few iterations from any start.
+fn warm_path(c: &mut Criterion) {
+    use dyad_core::Schedule;
+    use dyad_core::observe::{Checkpoint, Control, Observer};
+    use dyad_tensor_rank::{PairInput, PairModel, PairRanker, TransductiveConfig};
+    use std::sync::Arc;
+    struct Last(Option<PairModel>);
+    impl Observer<PairModel> for Last {
+        fn checkpoint(&mut self, _at: Checkpoint, m: &PairModel) -> Control {
+            self.0 = Some(m.clone());
+            Control::Continue
+        }
+    }
+    let schedule = Schedule::new(vec![0, 1_000]);
+    let path = |input: &mut PairInput,
+                grid: &[f64],
+                make: &dyn Fn(f64) -> Box<dyn PairRanker>,
+                warm: bool| {
+        input.start = None;
+        let mut out = Vec::new();
+        for &lambda in grid {
+            let mut last = Last(None);
+            make(lambda)
+                .fit(input, &schedule, &mut seeded(8), &mut last)
+                .expect("fit");
+            let m = last.0.expect("a report");
+            if warm {
+                input.start = Some(Arc::new(m.clone()));
+            }
+            out.push(m);
+        }
+        input.start = None;
+        out
+    };
+    let compare = |name: &str,
+                   input: &mut PairInput,
+                   grid: &[f64],
+                   make: &dyn Fn(f64) -> Box<dyn PairRanker>| {
+        let t = std::time::Instant::now();
+        let cold = path(input, grid, make, false);
+        let cold_s = t.elapsed().as_secs_f64();
+        let t = std::time::Instant::now();
+        let warm = path(input, grid, make, true);
+        let warm_s = t.elapsed().as_secs_f64();
+        let count = |p: &[PairModel]| -> (u64, u64) {
+            p.iter().fold((0, 0), |(a, b), m| {
+                (a + m.iterations, b + m.inner_iterations)
+            })
+        };
+        let worst = cold
+            .iter()
+            .zip(&warm)
+            .map(|(c, w)| (c.objective - w.objective).abs() / c.objective)
+            .fold(0.0, f64::max);
+        let ((cn, cc), (wn, wc)) = (count(&cold), count(&warm));
+        eprintln!(
+            "{name} path: cold {cn} Newton / {cc} CG iterations ({cold_s:.1} s), warm {wn} / {wc} \
+             ({warm_s:.1} s); largest relative objective difference {worst:.1e}"
+        );
+    };
+    // DTD's shape with classes that overlap (noise 1.7 on top of the 0.3 around the
+    // centres): the 8-NN graph then links the classes, as on real features, so the optimum
+    // trades hinges against the regulariser (with separate classes E = 0 is reached by any f
+    // constant on each class that orders them, and the path says nothing).
+    let mut input = dtd_like(7, 1);
+    let mut rng = seeded(9);
+    input
+        .x
+        .mapv_inplace(|v| v + 1.7 * rng.random_range(-1.0..1.0));
+    input.neighbours = Some(Arc::new(knn(input.x.view(), 8, 1).expect("kNN")));
+    let tr_grid = [100.0, 10.0, 1.0, 0.1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7];
+    let tr = |lambda: f64| -> Box<dyn PairRanker> {
+        Box::new(TransductiveConfig {
+            lambda,
+            ..Default::default()
+        })
+    };
+    compare("TR", &mut input, &tr_grid, &tr);
+    let mut g = c.benchmark_group("warm_path");
+    g.sample_size(10);
+    g.bench_function("tr", |b| b.iter(|| path(&mut input, &tr_grid, &tr, true)));
+    g.finish();
+}
+
 criterion_group!(
     benches,
     gradient,
     product_throughput,
     full_kr_regulariser,
     dr_epoch,
-    tr_fit
+    tr_fit,
+    warm_path
 );
 criterion_main!(benches);

@@ -161,6 +161,16 @@ pub trait PairRanker: Send + Sync {
         false
     }
 
+    /// Whether `fit` starts from [`PairInput::start`] when one is given (a model of the same
+    /// method at another `λ`): a convex solver whose optimum does not depend on the start and
+    /// which reaches it sooner from a neighbouring `λ`'s (TR; full KR's finite Newton takes
+    /// as many iterations from either start, measured by the `warm_path` bench, so it does
+    /// not). A warm-started run's first report is its start, not the constant model of
+    /// [`Self::starts_constant`]. Default: no (the start is ignored).
+    fn warm_starts(&self) -> bool {
+        false
+    }
+
     /// A lower bound on the bytes it holds while it trains on `n` examples of `dim` features,
     /// beyond the features themselves (an `n x n` kernel): planning refuses a cell whose
     /// estimate exceeds the machine's memory. `None`: nothing that grows faster than the data.

@@ -24,6 +24,11 @@ pub struct PairInput {
     /// when it has at least the method's `k` neighbours per point; otherwise the method
     /// computes its own.
     pub neighbours: Option<Arc<KnnGraph>>,
+    /// A model of the same method, on the same input and graph, at another `λ`: a method whose
+    /// [`PairRanker::warm_starts`](super::PairRanker::warm_starts) is true starts from it
+    /// instead of its cold start (a warm start along a `λ` path: TR is convex, so the optimum
+    /// is the same to the solver's tolerance); the others ignore it.
+    pub start: Option<Arc<PairModel>>,
 }
 
 impl PairInput {
@@ -34,6 +39,7 @@ impl PairInput {
             train,
             validation: None,
             neighbours: None,
+            start: None,
         }
     }
 

@@ -321,6 +321,14 @@ impl Newton {
         st
     }
 
+    /// Measure the CG tolerance `min(0.1, ‖g‖/g₀)` against `g0` instead of the first
+    /// iteration's gradient norm: a run warm-started near its optimum gives it the norm at
+    /// the cold start, so its directions are solved as tightly as a cold run's near the same
+    /// point (else they stay at 0.1 and the run stops early on a small decrease).
+    pub fn set_gradient_scale(&mut self, g0: f64) {
+        self.g0 = g0;
+    }
+
     /// Recompute margins, `R v` and `E` from `v`.
     fn refresh<P: PairProblem + ?Sized>(&mut self, p: &P) {
         p.margins(&self.v, &mut self.a);

@@ -38,6 +38,14 @@
 //! are never training labels; nothing is retrained, since the candidates already trained on
 //! all the training labels.
 //!
+//! With `warm_start = true` (default false), a solver whose candidates can start from another
+//! candidate's model ([`PairRanker::warm_starts`]: TR) fits each group of candidates that
+//! differ only in `lambda` along its `λ` path, from the largest `λ` down, each from the
+//! previous one's solution: the problem is convex, so each candidate reaches the same optimum
+//! (to the Newton tolerance) in fewer iterations; the choice is still over the candidates in
+//! the grid's order. The untrained reading (below) is then the cold start of the path's first
+//! candidate. The flag enters the cell's key only for such a solver.
+//!
 //! # Records
 //!
 //! Per x value (coordinate `labels_per_class` or `attribute`):
@@ -344,6 +352,7 @@ impl Task for PairRankingTask {
             knn_threads: p.knn_threads,
             checkpoints: input.checkpoints.clone(),
             select_steps: false,
+            warm_start: p.warm_start,
         }))
     }
 }
@@ -370,6 +379,12 @@ pub struct PairRankingProtocol {
     /// Threads of the cell's kNN search (1; the result does not depend on it).
     #[serde(default = "one")]
     pub knn_threads: usize,
+    /// Fit a solver's candidates that differ only in `λ` along the `λ` path, from the largest
+    /// down, each from the previous one's solution, when the solver can (`warm_starts`: TR,
+    /// convex, so the same optimum to its tolerance); the others fit every candidate
+    /// from its cold start (false).
+    #[serde(default)]
+    pub warm_start: bool,
 }
 
 fn default_labels() -> PerProfile<Vec<usize>> {
@@ -417,6 +432,10 @@ pub struct PairRankingCell {
     pub checkpoints: Vec<u64>,
     /// Whether the validation pairs also choose the step (the solver's checkpoints).
     pub select_steps: bool,
+    /// Candidates fitted along the `λ` path (the protocol's `warm_start`, for a solver whose
+    /// every candidate `warm_starts`); absent from the key when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub warm_start: bool,
 }
 
 impl PairRankingCell {
@@ -429,8 +448,58 @@ impl PairRankingCell {
         if !solver.iterative {
             c.checkpoints.clear();
         }
+        let candidates = solver.candidates();
+        c.warm_start = self.warm_start
+            && candidates.len() > 1
+            && candidates.iter().all(|b| {
+                b.family::<dyn PairRanker>()
+                    .is_some_and(|r| r.warm_starts())
+            });
         c
     }
+}
+
+/// The order a cell fits its candidates in, each with the candidate it starts from: the
+/// grid's order from cold starts, or (`warm`) each group of candidates that differ only in
+/// `lambda` (in the order of their first member) from its largest `λ` down, every candidate
+/// but the group's first starting from the previous one's solution.
+fn fit_order(canonical: &[&serde_json::Value], warm: bool) -> Vec<(usize, Option<usize>)> {
+    if !warm {
+        return (0..canonical.len()).map(|i| (i, None)).collect();
+    }
+    let lambda = |i: usize| canonical[i].get("lambda").and_then(|v| v.as_f64());
+    let rest = |i: usize| {
+        let mut v = canonical[i].clone();
+        if let Some(o) = v.as_object_mut() {
+            o.remove("lambda");
+        }
+        v
+    };
+    let mut groups: Vec<(serde_json::Value, Vec<usize>)> = Vec::new();
+    for i in 0..canonical.len() {
+        let key = rest(i);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, members)) => members.push(i),
+            None => groups.push((key, vec![i])),
+        }
+    }
+    let mut order = Vec::with_capacity(canonical.len());
+    for (_, mut members) in groups {
+        // Largest λ first; a candidate without a λ (none in a λ grid) last; the grid's order
+        // on ties.
+        members.sort_by(|&a, &b| {
+            let (la, lb) = (lambda(a), lambda(b));
+            lb.partial_cmp(&la)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(a.cmp(&b))
+        });
+        let mut previous = None;
+        for i in members {
+            order.push((i, previous));
+            previous = Some(i);
+        }
+    }
+    order
 }
 
 /// The points of one cell, with their groups and orders.
@@ -716,6 +785,9 @@ struct Measure<'a> {
     points: Vec<Point>,
     eval_seconds: f64,
     last_seconds: f64,
+    /// Keep the last reported model (a warm start for the next candidate).
+    keep_last: bool,
+    last: Option<PairModel>,
 }
 
 impl Observer<PairModel> for Measure<'_> {
@@ -741,6 +813,9 @@ impl Observer<PairModel> for Measure<'_> {
             stationarity: model.stationarity,
         });
         self.last_seconds = at.solver_seconds;
+        if self.keep_last {
+            self.last = Some(model.clone());
+        }
         self.eval_seconds += t.elapsed().as_secs_f64();
         Control::Continue
     }
@@ -905,6 +980,9 @@ impl CellProtocol for PairRankingCell {
             }
             idx
         };
+        let canonical: Vec<&serde_json::Value> =
+            cell.candidates.iter().map(|b| &b.canonical).collect();
+        let order = fit_order(&canonical, c.warm_start);
         let mut chosen_count = vec![0usize; learners.len()];
         let (mut sum_all, mut sum_unl) = (0.0, 0.0);
         // x values whose unlabelled τ is defined (the chosen model's; the untrained one's).
@@ -923,11 +1001,14 @@ impl CellProtocol for PairRankingCell {
             let unlabelled_truth: Vec<f64> = unlabelled.iter().map(|&i| truth[i]).collect();
             input.train = task.train.clone();
             input.validation = Some(task.validation.clone());
-            // (validation τ, candidate, point index): the best, first candidate and earliest
-            // step winning ties.
-            let mut best: Option<(f64, usize, usize)> = None;
-            let mut runs: Vec<Vec<Point>> = Vec::with_capacity(learners.len());
-            for (ci, learner) in learners.iter().enumerate() {
+            // Every candidate's run (empty when it diverged), fitted in `order`.
+            let mut runs: Vec<Vec<Point>> = vec![Vec::new(); learners.len()];
+            let mut finals: Vec<Option<Arc<PairModel>>> = vec![None; learners.len()];
+            // The candidate each run started from (none: cold, also when that one diverged).
+            let mut started: Vec<Option<usize>> = vec![None; learners.len()];
+            for &(ci, from) in &order {
+                started[ci] = from.filter(|&f| finals[f].is_some());
+                input.start = started[ci].and_then(|f| finals[f].clone());
                 let mut m = Measure {
                     truth,
                     validation: &task.validation.above,
@@ -937,14 +1018,15 @@ impl CellProtocol for PairRankingCell {
                     points: Vec::new(),
                     eval_seconds: 0.0,
                     last_seconds: 0.0,
+                    keep_last: c.warm_start,
+                    last: None,
                 };
-                match learner.fit(&input, &schedule, &mut seeded(solver_seed), &mut m) {
+                match learners[ci].fit(&input, &schedule, &mut seeded(solver_seed), &mut m) {
                     Ok(()) => {}
                     // A candidate that diverges is not chosen; the others still compete.
                     Err(AlgoError::Numerical(_)) if learners.len() > 1 => {
                         out.selection_seconds += m.last_seconds;
                         out.eval_seconds += m.eval_seconds;
-                        runs.push(Vec::new());
                         continue;
                     }
                     Err(e) => {
@@ -953,21 +1035,28 @@ impl CellProtocol for PairRankingCell {
                 }
                 out.eval_seconds += m.eval_seconds;
                 out.selection_seconds += m.last_seconds;
+                finals[ci] = m.last.take().map(Arc::new);
+                runs[ci] = m.points;
+            }
+            input.start = None;
+            // (validation τ, candidate, point index): the best, first candidate and earliest
+            // step winning ties, over the candidates in the grid's order.
+            let mut best: Option<(f64, usize, usize)> = None;
+            for (ci, points) in runs.iter().enumerate() {
                 let candidates: Vec<usize> = if c.select_steps {
                     // The checkpoints after set-up: the untrained model (step 0) is not in
                     // the tuned grid (§3.10's epochs), unless it is the only report.
-                    let trained = m.points.iter().position(|p| p.step > 0);
-                    (trained.unwrap_or(0)..m.points.len()).collect()
+                    let trained = points.iter().position(|p| p.step > 0);
+                    (trained.unwrap_or(0)..points.len()).collect()
                 } else {
-                    m.points.len().checked_sub(1).into_iter().collect()
+                    points.len().checked_sub(1).into_iter().collect()
                 };
                 for pi in candidates {
-                    let v = m.points[pi].validation;
+                    let v = points[pi].validation;
                     if best.is_none_or(|(b, _, _)| v > b) {
                         best = Some((v, ci, pi));
                     }
                 }
-                runs.push(m.points);
             }
             let (_, ci, pi) = best.ok_or_else(|| {
                 format!(
@@ -998,7 +1087,13 @@ impl CellProtocol for PairRankingCell {
                 sum_unl += v;
                 defined_unl += 1;
             }
-            if let Some(first) = run.first().filter(|f| f.step < chosen.step) {
+            // The untrained model: the chosen run's first report, or for a warm-started run
+            // (whose first report is its start) that of the cold run its path began with.
+            let mut root = ci;
+            while let Some(from) = started[root] {
+                root = from;
+            }
+            if let Some(first) = runs[root].first().filter(|f| f.step < chosen.step) {
                 untrained += 1;
                 step0 = first.step;
                 sum0_all += first.tau_all;
@@ -1161,6 +1256,36 @@ impl CellProtocol for PairRankingCell {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn warm_starts_follow_each_groups_lambda_path_from_the_largest() {
+        use serde_json::json;
+        // A λ × k grid as the spec expands it (λ outer), and a candidate without a λ.
+        let grid = [
+            json!({"lambda": 0.01, "k": 4}),
+            json!({"lambda": 0.01, "k": 8}),
+            json!({"lambda": 1.0, "k": 4}),
+            json!({"lambda": 1.0, "k": 8}),
+            json!({"lambda": 100.0, "k": 4}),
+            json!({"k": 16}),
+        ];
+        let refs: Vec<&serde_json::Value> = grid.iter().collect();
+        assert_eq!(
+            fit_order(&refs, false),
+            (0..6).map(|i| (i, None)).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            fit_order(&refs, true),
+            [
+                (4, None),
+                (2, Some(4)),
+                (0, Some(2)),
+                (3, None),
+                (1, Some(3)),
+                (5, None)
+            ]
+        );
+    }
 
     #[test]
     fn category_points_are_disjoint_and_balanced() {

@@ -62,6 +62,19 @@ pub fn plan_and_run(
     (plans, s)
 }
 
+/// Every cell of the first spec's quick plan as (solver name, cell key).
+pub fn solver_keys(ws: &Workspace) -> Vec<(String, String)> {
+    let ctx = ws.data_context();
+    let plans = ws
+        .plan(&ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
+        .unwrap();
+    plans[0]
+        .cells
+        .iter()
+        .map(|c| (plans[0].solvers[c.solver].name.to_string(), c.key.clone()))
+        .collect()
+}
+
 /// The verdict and detail of the claim `id` of a plan's spec.
 pub fn judge_claim(
     plan: &dyad_harness::engine::plan::Plan,
