@@ -351,6 +351,69 @@ fn warm_path(c: &mut Criterion) {
     g.finish();
 }
 
+/// Full KR at `kr-full`'s shape (S-CLASS-like roll, 10 classes, l = 3, 8-NN graph): one fit
+/// per λ of its grid's decades at the paper's n = 1,500, printing the Newton and CG counts
+/// (exact) and the fit's time (one run); benches the λ most often chosen (10⁻⁶) at the quick
+/// profile's n = 400. Full KR is the second-largest solver cost of the recorded paper profile
+/// (docs/speed.md): this says where a fit's time goes.
+fn kr_fit(c: &mut Criterion) {
+    use dyad_core::Schedule;
+    use dyad_core::observe::{Checkpoint, Control, NullObserver, Observer};
+    use dyad_tensor_rank::{KernelRankConfig, PairInput, PairModel, PairRanker};
+    use std::sync::Arc;
+    struct Counts(u64, u64);
+    impl Observer<PairModel> for Counts {
+        fn checkpoint(&mut self, _at: Checkpoint, m: &PairModel) -> Control {
+            (self.0, self.1) = (m.iterations, m.inner_iterations);
+            Control::Continue
+        }
+    }
+    let input = |n: usize| {
+        let data = swiss_roll(n, 3);
+        let pairs = class_pairs(
+            &data.class,
+            &data.rank,
+            3,
+            &Default::default(),
+            &mut seeded(4),
+        )
+        .expect("pairs");
+        let mut input = PairInput::new(data.x, pairs);
+        input.neighbours = Some(Arc::new(knn(input.x.view(), 8, 1).expect("kNN")));
+        input
+    };
+    let schedule = Schedule::new(vec![0, 1_000]);
+    let cfg = |lambda: f64| KernelRankConfig {
+        lambda,
+        ..Default::default()
+    };
+    let paper = input(1_500);
+    for lambda in [1e-6, 1e-4, 1e-2, 1.0, 100.0] {
+        let mut counts = Counts(0, 0);
+        let t = std::time::Instant::now();
+        cfg(lambda)
+            .fit(&paper, &schedule, &mut seeded(8), &mut counts)
+            .expect("fit");
+        eprintln!(
+            "kr_fit n = 1500, lambda = {lambda:e}: {} Newton iterations, {} CG iterations, {:.1} s",
+            counts.0,
+            counts.1,
+            t.elapsed().as_secs_f64()
+        );
+    }
+    let quick = input(400);
+    let mut g = c.benchmark_group("kr_fit");
+    g.sample_size(10);
+    g.bench_function("n400_lambda1e-6", |b| {
+        b.iter(|| {
+            cfg(1e-6)
+                .fit(&quick, &schedule, &mut seeded(8), &mut NullObserver)
+                .expect("fit")
+        })
+    });
+    g.finish();
+}
+
 criterion_group!(
     benches,
     gradient,
@@ -358,6 +421,7 @@ criterion_group!(
     full_kr_regulariser,
     dr_epoch,
     tr_fit,
-    warm_path
+    warm_path,
+    kr_fit
 );
 criterion_main!(benches);
