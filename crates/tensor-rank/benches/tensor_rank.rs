@@ -215,6 +215,20 @@ fn dr_epoch(c: &mut Criterion) {
     g.finish();
 }
 
+/// The Newton and inner (CG) iterations of a fit's last report.
+struct Counts(u64, u64);
+
+impl dyad_core::observe::Observer<dyad_tensor_rank::PairModel> for Counts {
+    fn checkpoint(
+        &mut self,
+        _at: dyad_core::observe::Checkpoint,
+        m: &dyad_tensor_rank::PairModel,
+    ) -> dyad_core::observe::Control {
+        (self.0, self.1) = (m.iterations, m.inner_iterations);
+        dyad_core::observe::Control::Continue
+    }
+}
+
 /// One TR fit (spec §3.4: finite Newton, Jacobi-preconditioned CG) per λ of the paper
 /// profile's grid at the size of the DTD panel: 47 classes × 120 points, m = 100 features
 /// around class centres, l = 1 (1,081 inequality and 47 equality labels), the symmetrised
@@ -223,16 +237,9 @@ fn dr_epoch(c: &mut Criterion) {
 /// cell's model selection goes: its Newton and CG counts per λ are printed before timing.
 fn tr_fit(c: &mut Criterion) {
     use dyad_core::Schedule;
-    use dyad_core::observe::{Checkpoint, Control, NullObserver, Observer};
-    use dyad_tensor_rank::{PairModel, PairRanker, TransductiveConfig};
+    use dyad_core::observe::NullObserver;
+    use dyad_tensor_rank::{PairRanker, TransductiveConfig};
     use std::sync::Arc;
-    struct Counts(u64, u64);
-    impl Observer<PairModel> for Counts {
-        fn checkpoint(&mut self, _at: Checkpoint, m: &PairModel) -> Control {
-            (self.0, self.1) = (m.iterations, m.inner_iterations);
-            Control::Continue
-        }
-    }
     let mut input = dtd_like(7, 1);
     input.neighbours = Some(Arc::new(knn(input.x.view(), 8, 1).expect("kNN")));
     let schedule = Schedule::new(vec![0, 1_000]);
@@ -358,16 +365,9 @@ fn warm_path(c: &mut Criterion) {
 /// (docs/speed.md): this says where a fit's time goes.
 fn kr_fit(c: &mut Criterion) {
     use dyad_core::Schedule;
-    use dyad_core::observe::{Checkpoint, Control, NullObserver, Observer};
-    use dyad_tensor_rank::{KernelRankConfig, PairInput, PairModel, PairRanker};
+    use dyad_core::observe::NullObserver;
+    use dyad_tensor_rank::{KernelRankConfig, PairInput, PairRanker};
     use std::sync::Arc;
-    struct Counts(u64, u64);
-    impl Observer<PairModel> for Counts {
-        fn checkpoint(&mut self, _at: Checkpoint, m: &PairModel) -> Control {
-            (self.0, self.1) = (m.iterations, m.inner_iterations);
-            Control::Continue
-        }
-    }
     let input = |n: usize| {
         let data = swiss_roll(n, 3);
         let pairs = class_pairs(
