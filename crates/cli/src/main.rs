@@ -8,7 +8,7 @@ use dyad_harness::engine::run::{Progress, Recompute, RunOptions, execute, human_
 use dyad_harness::spec::profile::Profile;
 use dyad_harness::{Workspace, data};
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// `println!` that ends the process quietly (exit 0) when stdout is a closed pipe
@@ -181,11 +181,16 @@ enum Command {
     /// Cached cells that no spec refers to any more at either profile (their parameters,
     /// data, versions or spec changed): listed by kind, or deleted with `--delete`. Run it
     /// with the data directory the cells were computed with; it refuses when a real data set
-    /// read before resolves to its stand-in (its cells would look orphaned).
+    /// read before resolves to its stand-in (its cells would look orphaned). `--in DIR`
+    /// prunes a cell archive the same way: what no table, figure or claim of a report reads.
     Prune {
         /// Delete them (default: only list them).
         #[arg(long)]
         delete: bool,
+        /// Prune this cell archive (e.g. `results/archive`) instead of the cache. Real data
+        /// absent here is keyed as the archive records its cells were computed.
+        #[arg(long = "in")]
+        archive: Option<PathBuf>,
     },
     /// Cell archives: carry computed cells to another clone or machine. A cell's key hashes
     /// its task, data identity, solver, parameters and code versions, so an imported cell is
@@ -395,7 +400,7 @@ fn real_main() -> Result<ExitCode> {
         }
         Command::Status { manifest } => slurm_status(&ws, manifest),
         Command::List => list(&ws),
-        Command::Prune { delete } => prune(&ws, delete),
+        Command::Prune { delete, archive } => prune(&ws, delete, archive.as_deref()),
         Command::Archive { command } => archive(&ws, command),
         Command::Report { profile } => {
             let profile = profile.unwrap_or_else(|| last_profile(&ws));
@@ -996,13 +1001,34 @@ fn list(ws: &Workspace) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn prune(ws: &Workspace, delete: bool) -> Result<ExitCode> {
-    let ctx = ws.data_context();
+fn prune(ws: &Workspace, delete: bool, archive: Option<&Path>) -> Result<ExitCode> {
+    let cache = match archive {
+        Some(dir) => {
+            let store = dyad_harness::engine::cache::Cache::at(dir);
+            if !store.root().join("cells").is_dir() {
+                bail!(
+                    "{} holds no cell archive (no cells/ directory)",
+                    dir.display()
+                );
+            }
+            store
+        }
+        None => ws.cache(),
+    };
+    let ctx = match archive {
+        // An archive says where its real-data cells were computed (its real-data.jsonl).
+        Some(_) => ws.data_context().recalling(cache.recorded_data()),
+        None => ws.data_context(),
+    };
     let specs = ws.select_specs(&[])?;
     let mut plans = ws.plan(&specs, Profile::Quick, &ctx)?;
     plans.extend(ws.plan(&specs, Profile::Paper, &ctx)?);
+    let orphans = Workspace::orphans_in(&cache, &plans);
     let elsewhere = dyad_harness::data::real_data_elsewhere(&plans, &ctx);
-    if !elsewhere.is_empty() {
+    // The cache remembers where its real data was read; an archive records its real-data
+    // cells' resolutions, so only its real-data orphans can be cells this clone cannot key.
+    let unsure = archive.is_none() || orphans.iter().any(|o| o.real > 0);
+    if !elsewhere.is_empty() && unsure {
         for w in &elsewhere {
             eprintln!("{w}");
         }
@@ -1011,8 +1037,10 @@ fn prune(ws: &Workspace, delete: bool) -> Result<ExitCode> {
              DYAD_DATA_DIR (or --data-dir) at the data first"
         );
     }
-    let orphans = ws.orphans(&plans);
-    let cache = ws.cache();
+    let place = archive.map_or_else(
+        || "cached".to_string(),
+        |d| format!("archived ({})", d.display()),
+    );
     let (mut cells, mut bytes) = (0usize, 0u64);
     for o in &orphans {
         say!(
@@ -1027,9 +1055,10 @@ fn prune(ws: &Workspace, delete: bool) -> Result<ExitCode> {
     let total = cache.len();
     if !delete {
         say!(
-            "{cells} of {total} cached cells ({:.1} MB) belong to no spec of {}; `dyad prune --delete` deletes them",
+            "{cells} of {total} {place} cells ({:.1} MB) belong to no spec of {}; `dyad prune{} --delete` deletes them",
             bytes as f64 / 1e6,
-            ws.experiments.display()
+            ws.experiments.display(),
+            archive.map_or_else(String::new, |d| format!(" --in {}", d.display()))
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -1040,7 +1069,7 @@ fn prune(ws: &Workspace, delete: bool) -> Result<ExitCode> {
             .with_context(|| format!("deleting cell {key}"))?;
     }
     say!(
-        "deleted {cells} of {total} cached cells ({:.1} MB)",
+        "deleted {cells} of {total} {place} cells ({:.1} MB)",
         freed as f64 / 1e6
     );
     Ok(ExitCode::SUCCESS)

@@ -356,6 +356,57 @@ fn prune_lists_and_deletes_only_cells_no_spec_refers_to() {
     assert_eq!(ws.cached_cells().len(), 4);
 }
 
+/// `dyad prune --in DIR` does to a cell archive what `dyad prune` does to the cache: it
+/// lists, then deletes, the archived cells no spec refers to, and leaves the cache alone.
+#[test]
+fn prune_in_an_archive_drops_only_what_no_spec_reads() {
+    let ws = Ws::new(&spec(2, 200));
+    let o = ws.run(&["run", "demo", "--profile", "quick"]);
+    assert_eq!(summary(&o), (4, 0, 4), "{}", stderr(&o));
+    let out = |o: &Output| String::from_utf8_lossy(&o.stdout).into_owned();
+    let archive = ws.dir.path().join("archive");
+    let arg = archive.to_str().unwrap();
+    let o = ws.run(&["prune", "--in", arg]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("holds no cell archive"),
+        "{}",
+        stderr(&o)
+    );
+    let o = ws.run(&["archive", "export", "--profile", "quick", "--to", arg]);
+    assert!(out(&o).contains("archived 4 cells"), "{}", out(&o));
+    let o = ws.run(&["prune", "--in", arg]);
+    assert!(out(&o).contains("0 of 4 archived"), "{}", out(&o));
+    let fig = ws.dir.path().join("experiments/demo/fig.toml");
+    let text = std::fs::read_to_string(&fig).unwrap();
+    std::fs::write(
+        &fig,
+        text.replace("name = \"oasis\"", "name = \"oasis\"\nparams = { c = 0.2 }"),
+    )
+    .unwrap();
+    let o = ws.run(&["prune", "--in", arg, "--delete"]);
+    assert!(
+        o.status.success() && out(&o).contains("deleted 2 of 4 archived"),
+        "{}{}",
+        out(&o),
+        stderr(&o)
+    );
+    let archived = |dir: &std::path::Path| -> usize {
+        std::fs::read_dir(dir.join("cells"))
+            .unwrap()
+            .flatten()
+            .map(|d| std::fs::read_dir(d.path()).unwrap().count())
+            .sum()
+    };
+    assert_eq!(
+        archived(&archive),
+        2,
+        "the archive keeps the Euclidean cells"
+    );
+    assert_eq!(ws.cached_cells().len(), 4, "the cache is not the archive");
+    let o = ws.run(&["prune", "--in", arg]);
+    assert!(out(&o).contains("0 of 2 archived"), "{}", out(&o));
+}
+
 #[test]
 fn an_archive_carries_computed_cells_to_another_clone() {
     let ws = Ws::new(&spec(2, 200));

@@ -90,6 +90,8 @@ pub struct Orphans {
     pub what: String,
     pub keys: Vec<String>,
     pub bytes: u64,
+    /// How many of them were computed on real data (not a stand-in).
+    pub real: usize,
 }
 
 /// What [`Workspace::export_cells`] or [`Workspace::import_cells`] did.
@@ -206,27 +208,36 @@ impl Workspace {
     /// Plan with the data directory the cells were computed with: a real data set resolved
     /// to its stand-in changes its cells' keys (see [`data::real_data_elsewhere`]).
     pub fn orphans(&self, plans: &[Plan]) -> Vec<Orphans> {
+        Self::orphans_in(&self.cache(), plans)
+    }
+
+    /// [`Self::orphans`] of another store of cells (a cell archive, `Cache::at(dir)`).
+    pub fn orphans_in(cache: &Cache, plans: &[Plan]) -> Vec<Orphans> {
         let wanted: std::collections::HashSet<&str> = plan_keys(plans).into_iter().collect();
-        let cache = self.cache();
         let mut groups: std::collections::BTreeMap<String, Orphans> = Default::default();
         for key in cache.keys() {
             if wanted.contains(key.as_str()) {
                 continue;
             }
-            let what = match cache.check(&key) {
-                Ok(Some(c)) => format!(
-                    "{} / {} / {}",
-                    c.canonical["task"]["name"].as_str().unwrap_or("?"),
-                    c.canonical["data"]["name"].as_str().unwrap_or(&c.dataset),
-                    c.solver
+            let (what, real) = match cache.check(&key) {
+                Ok(Some(c)) => (
+                    format!(
+                        "{} / {} / {}",
+                        c.canonical["task"]["name"].as_str().unwrap_or("?"),
+                        c.canonical["data"]["name"].as_str().unwrap_or(&c.dataset),
+                        c.solver
+                    ),
+                    !c.synthetic,
                 ),
-                _ => "unreadable or invalid cell files".to_string(),
+                _ => ("unreadable or invalid cell files".to_string(), false),
             };
             let g = groups.entry(what.clone()).or_insert_with(|| Orphans {
                 what,
                 keys: Vec::new(),
                 bytes: 0,
+                real: 0,
             });
+            g.real += usize::from(real);
             g.bytes += cache.bytes(&key);
             g.keys.push(key);
         }
