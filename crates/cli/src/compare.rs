@@ -7,15 +7,26 @@ use dyad_harness::spec::profile::Profile;
 use std::path::Path;
 use std::process::ExitCode;
 
+/// `--json`, `--bless`, `--ignore PATH...`.
+pub struct Options {
+    pub json: bool,
+    pub bless: bool,
+    pub ignore: Vec<String>,
+}
+
 pub fn run(
     ws: &Workspace,
     a: &Path,
     b: &Path,
     targets: &[String],
     profile: Profile,
-    json: bool,
-    bless: bool,
+    options: &Options,
 ) -> Result<ExitCode> {
+    let Options {
+        json,
+        bless,
+        ref ignore,
+    } = *options;
     let started = std::time::Instant::now();
     let ctx = ws.data_context();
     let plans = ws.plan(&ws.select_specs(targets)?, profile, &ctx)?;
@@ -25,9 +36,9 @@ pub fn run(
     let mut side_a = if bless && !a.exists() {
         Side::new_archive(a).with_context(|| format!("creating {}", a.display()))?
     } else {
-        Side::open(a)?
+        Side::open(a)?.ignoring(ignore)
     };
-    let mut side_b = Side::open(b)?;
+    let mut side_b = Side::open(b)?.ignoring(ignore);
     let all_specs = targets.is_empty();
     let report = compare::compare(&plans, &mut side_a, &mut side_b, all_specs);
     if json {

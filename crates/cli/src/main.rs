@@ -237,6 +237,11 @@ enum Command {
         /// specs: refreshes a reference after an intended change. Exits 0 when it succeeded.
         #[arg(long)]
         bless: bool,
+        /// Compare two settings: pair cells that differ in this canonical path as well (e.g.
+        /// `task.protocol.warm_start`, `solver.params.max_iter`; repeatable); a difference it
+        /// explains is not a failure.
+        #[arg(long, value_name = "PATH", conflicts_with = "bless")]
+        ignore: Vec<String>,
     },
     /// Create (or update) the Python peers' virtual environment from peers/requirements.txt
     /// [default place: .venv-peers/, or $DYAD_PEERS_VENV].
@@ -433,9 +438,15 @@ fn real_main() -> Result<ExitCode> {
             profile,
             json,
             bless,
+            ignore,
         } => {
             let profile = profile.unwrap_or_else(|| last_profile(&ws));
-            compare::run(&ws, &a, &b, &targets, profile, json, bless)
+            let options = compare::Options {
+                json,
+                bless,
+                ignore,
+            };
+            compare::run(&ws, &a, &b, &targets, profile, &options)
         }
     }
 }

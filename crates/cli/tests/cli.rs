@@ -805,6 +805,65 @@ fn a_full_disk_fails_the_cell_it_cannot_store_and_leaves_nothing_behind() {
     assert!(stray.is_empty(), "{stray:?}");
 }
 
+/// `dyad compare --ignore PATH` compares two settings: a run of OASIS at another `c`
+/// pairs with the first run's cells only when the path is ignored, and its differences are
+/// then explained by that setting (exit 0), each line naming both values.
+#[test]
+fn compare_ignoring_a_setting_pairs_the_runs_of_its_two_values() {
+    let ws = Ws::new(&spec(2, 200));
+    let o = ws.run(&["run", "demo", "--profile", "quick"]);
+    assert_eq!(summary(&o), (4, 0, 4), "{}", stderr(&o));
+    let out = |o: &Output| String::from_utf8_lossy(&o.stdout).into_owned();
+    let before = ws.dir.path().join("before");
+    let before_arg = before.to_str().unwrap();
+    let o = ws.run(&[
+        "archive",
+        "export",
+        "--profile",
+        "quick",
+        "--to",
+        before_arg,
+    ]);
+    assert!(out(&o).contains("archived 4 cells"), "{}", out(&o));
+    let fig = ws.dir.path().join("experiments/demo/fig.toml");
+    let text = std::fs::read_to_string(&fig).unwrap();
+    std::fs::write(
+        &fig,
+        text.replace("name = \"oasis\"", "name = \"oasis\"\nparams = { c = 0.5 }"),
+    )
+    .unwrap();
+    let o = ws.run(&["run", "demo", "--profile", "quick"]);
+    assert_eq!(summary(&o), (4, 2, 2), "{}", stderr(&o));
+    let results = ws.results();
+    let compare = |extra: &[&str]| {
+        let mut args = vec!["compare", before_arg, results.to_str().unwrap()];
+        args.extend_from_slice(&["--profile", "quick"]);
+        args.extend_from_slice(extra);
+        ws.run(&args)
+    };
+    // Without --ignore the new OASIS cells pair with nothing in A.
+    let o = compare(&[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        out(&o).contains("2 identical") && out(&o).contains("2 only in B"),
+        "{}",
+        out(&o)
+    );
+    let o = compare(&["--ignore", "solver.params.c"]);
+    let text = out(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}{}", stderr(&o));
+    assert!(
+        text.contains("2 identical") && text.contains("2 differ (2 explained, 0 UNEXPLAINED)"),
+        "{text}"
+    );
+    assert!(text.contains("solver.params.c 0.1 → 0.5"), "{text}");
+    let o = compare(&["--ignore", "solver.params.c", "--bless"]);
+    assert!(
+        !o.status.success(),
+        "--ignore and --bless do not go together"
+    );
+}
+
 /// kill -9 at several moments (between cells and inside one), then a run to the end: every
 /// value equals an uninterrupted run's (`dyad compare`, timings aside), nothing is left over.
 #[test]

@@ -41,6 +41,13 @@
 //!
 //! `--bless` makes A (a cell archive) hold B's cells of the selected specs: the reference is
 //! refreshed after an intended change (a version bump).
+//!
+//! `--ignore PATH` (repeatable) compares two settings of the same experiment: `PATH` is a
+//! dotted path into the canonical description (`task.protocol.warm_start`,
+//! `solver.params.max_iter`) that the pairing leaves out as well, so a cell is paired with its
+//! counterpart under the other value (an absent key counts as `null`: a default that is not
+//! serialised). A difference between the pair is then explained by the **setting** (the
+//! change lists both values); the metrics and claims show what the setting did.
 
 use crate::HarnessError;
 use crate::analysis::claims;
@@ -53,12 +60,24 @@ use serde::Serialize;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-/// The canonical description of a cell without its versions and data identity, hashed: what
-/// pairs a cell with its counterpart computed by other versions of the code.
-pub fn identity(canonical: &serde_json::Value) -> String {
+/// The canonical description of a cell without its versions, its data identity and the
+/// `ignore`d paths (`--ignore`, module docs), hashed: what pairs a cell with its counterpart
+/// computed by other versions of the code (or under another value of an ignored setting).
+pub fn identity(canonical: &serde_json::Value, ignore: &[String]) -> String {
     let mut c = canonical.clone();
     if let Some(o) = c.as_object_mut() {
         o.remove("format");
+    }
+    for path in ignore {
+        let mut parts: Vec<&str> = path.split('.').collect();
+        let last = parts.pop().unwrap_or_default();
+        if let Some(o) = parts
+            .iter()
+            .try_fold(&mut c, |v, k| v.get_mut(*k))
+            .and_then(|v| v.as_object_mut())
+        {
+            o.remove(last);
+        }
     }
     for part in ["task", "solver", "data"] {
         if let Some(o) = c.get_mut(part).and_then(|v| v.as_object_mut()) {
@@ -67,6 +86,14 @@ pub fn identity(canonical: &serde_json::Value) -> String {
         }
     }
     cell_key(&c)
+}
+
+/// The value at a dotted `path` of a canonical description (`null` when absent).
+fn setting(canonical: &serde_json::Value, path: &str) -> serde_json::Value {
+    path.split('.')
+        .try_fold(canonical, |v, k| v.get(k))
+        .cloned()
+        .unwrap_or(serde_json::Value::Null)
 }
 
 /// `(format, task, solver, data)` versions of a canonical cell description.
@@ -97,6 +124,8 @@ pub struct Side {
     pub cache: Cache,
     /// identity → keys of the valid cells of that identity (built on first need).
     index: Option<HashMap<String, Vec<String>>>,
+    /// Paths of the canonical description left out of the pairing (`--ignore`).
+    ignore: Vec<String>,
 }
 
 impl Side {
@@ -119,7 +148,15 @@ impl Side {
             archive,
             cache,
             index: None,
+            ignore: Vec::new(),
         })
+    }
+
+    /// This side, pairing cells without the canonical paths `ignore` (`--ignore`).
+    pub fn ignoring(mut self, ignore: &[String]) -> Side {
+        self.ignore = ignore.to_vec();
+        self.index = None;
+        self
     }
 
     /// An empty cell archive at `dir` (created), for `--bless` into a new reference.
@@ -130,16 +167,20 @@ impl Side {
             archive: true,
             cache: Cache::at(dir),
             index: None,
+            ignore: Vec::new(),
         })
     }
 
     fn index(&mut self) -> &HashMap<String, Vec<String>> {
-        let cache = &self.cache;
+        let (cache, ignore) = (&self.cache, &self.ignore);
         self.index.get_or_insert_with(|| {
             let mut index: HashMap<String, Vec<String>> = HashMap::new();
             for key in cache.keys() {
                 if let Ok(Some(c)) = cache.check(&key) {
-                    index.entry(identity(&c.canonical)).or_default().push(key);
+                    index
+                        .entry(identity(&c.canonical, ignore))
+                        .or_default()
+                        .push(key);
                 }
             }
             index
@@ -152,7 +193,8 @@ impl Side {
         if let Some(c) = self.cache.get(&cell.key) {
             return Some(c);
         }
-        let keys = self.index().get(&identity(&cell.canonical))?.clone();
+        let id = identity(&cell.canonical, &self.ignore);
+        let keys = self.index().get(&id)?.clone();
         let want = data_identity(&cell.canonical);
         keys.iter()
             .filter_map(|k| self.cache.get(k))
@@ -190,6 +232,12 @@ pub enum Change {
     DataIdentity { a: String, b: String },
     /// The source fingerprint of `part` (`task`, `solver`, `data`) without a version bump.
     Code { part: String },
+    /// An ignored setting (`--ignore`): its path and the two values.
+    Setting {
+        path: String,
+        a: serde_json::Value,
+        b: serde_json::Value,
+    },
 }
 
 impl std::fmt::Display for Change {
@@ -203,6 +251,7 @@ impl std::fmt::Display for Change {
                 &b[..b.len().min(12)]
             ),
             Change::Code { part } => write!(f, "{part} code changed, version not bumped"),
+            Change::Setting { path, a, b } => write!(f, "{path} {a} → {b}"),
         }
     }
 }
@@ -215,6 +264,8 @@ pub enum Explanation {
     Version,
     /// Other data under the same provider and parameters.
     Data,
+    /// Another value of a setting the comparison is about (`--ignore`).
+    Setting,
     /// Values within the solver's declared `machine_tolerance`, nothing else different: the
     /// arithmetic of another machine (explained).
     Machine,
@@ -228,7 +279,7 @@ impl Explanation {
     pub fn explained(self) -> bool {
         matches!(
             self,
-            Explanation::Version | Explanation::Data | Explanation::Machine
+            Explanation::Version | Explanation::Data | Explanation::Setting | Explanation::Machine
         )
     }
 
@@ -255,6 +306,8 @@ impl Explanation {
             .any(|c| matches!(c, Change::DataIdentity { .. }))
         {
             Explanation::Data
+        } else if changes.iter().any(|c| matches!(c, Change::Setting { .. })) {
+            Explanation::Setting
         } else if changes.is_empty() {
             Explanation::Nothing
         } else {
@@ -264,8 +317,8 @@ impl Explanation {
 }
 
 /// The changes between two cells of one identity: versions, data identity, fingerprints (the
-/// parts both cells recorded).
-pub fn changes(a: &CellResult, b: &CellResult) -> Vec<Change> {
+/// parts both cells recorded), and the `ignore`d settings whose values differ.
+pub fn changes(a: &CellResult, b: &CellResult, ignore: &[String]) -> Vec<Change> {
     let (va, vb) = (versions(&a.canonical), versions(&b.canonical));
     let mut out: Vec<Change> = ["format", "task", "solver", "data"]
         .iter()
@@ -285,6 +338,16 @@ pub fn changes(a: &CellResult, b: &CellResult) -> Vec<Change> {
         });
     }
     out.extend(changed_parts(&b.code, &a.code).map(|p| Change::Code { part: p.into() }));
+    for path in ignore {
+        let (sa, sb) = (setting(&a.canonical, path), setting(&b.canonical, path));
+        if sa != sb {
+            out.push(Change::Setting {
+                path: path.clone(),
+                a: sa,
+                b: sb,
+            });
+        }
+    }
     out
 }
 
@@ -338,6 +401,9 @@ pub struct Unpaired {
     pub key: String,
     /// `task / data / solver r<repeat>` with the solver's parameters.
     pub what: String,
+    /// `task / data / solver`: what the text report groups them by.
+    #[serde(skip)]
+    pub kind: String,
 }
 
 /// The mean difference of a headline metric between the two sides, paired by repeat.
@@ -430,6 +496,7 @@ fn kind(canonical: &serde_json::Value) -> (String, String, String) {
 /// plans are every spec (an archive cell pairing with none of them is listed whatever its
 /// kind; else only those of the tasks, data and solvers the plans have).
 pub fn compare(plans: &[Plan], a: &mut Side, b: &mut Side, all_specs: bool) -> Report {
+    assert_eq!(a.ignore, b.ignore, "both sides pair cells alike");
     let mut cells = Vec::new();
     let mut by_key: HashMap<String, (Option<CellResult>, Option<CellResult>)> = HashMap::new();
     let mut identities = BTreeSet::new();
@@ -439,10 +506,10 @@ pub fn compare(plans: &[Plan], a: &mut Side, b: &mut Side, all_specs: bool) -> R
             if by_key.contains_key(&cell.key) {
                 continue;
             }
-            identities.insert(identity(&cell.canonical));
+            identities.insert(identity(&cell.canonical, &a.ignore));
             kinds.insert(kind(&cell.canonical));
             let (ca, cb) = (a.find(cell), b.find(cell));
-            cells.push(cell_line(plan, ci, ca.as_ref(), cb.as_ref()));
+            cells.push(cell_line(plan, ci, ca.as_ref(), cb.as_ref(), &a.ignore));
             by_key.insert(cell.key.clone(), (ca, cb));
         }
     }
@@ -455,9 +522,13 @@ pub fn compare(plans: &[Plan], a: &mut Side, b: &mut Side, all_specs: bool) -> R
             .filter(|(key, id)| !identities.contains(id) && !paired(key.as_str()))
             .filter_map(|(key, _)| side.cache.get(&key))
             .filter(|c| all_specs || kinds.contains(&kind(&c.canonical)))
-            .map(|c| Unpaired {
-                what: what(&c),
-                key: c.key,
+            .map(|c| {
+                let (task, data, solver) = kind(&c.canonical);
+                Unpaired {
+                    what: what(&c),
+                    kind: format!("{task} / {data} / {solver}"),
+                    key: c.key,
+                }
             })
             .collect()
     };
@@ -505,7 +576,13 @@ pub fn compare(plans: &[Plan], a: &mut Side, b: &mut Side, all_specs: bool) -> R
     }
 }
 
-fn cell_line(plan: &Plan, ci: usize, a: Option<&CellResult>, b: Option<&CellResult>) -> CellLine {
+fn cell_line(
+    plan: &Plan,
+    ci: usize,
+    a: Option<&CellResult>,
+    b: Option<&CellResult>,
+    ignore: &[String],
+) -> CellLine {
     let cell = &plan.cells[ci];
     let mut line = CellLine {
         cell: crate::engine::run::describe(plan, ci),
@@ -526,7 +603,7 @@ fn cell_line(plan: &Plan, ci: usize, a: Option<&CellResult>, b: Option<&CellResu
     match (a, b) {
         (Some(a), Some(b)) => {
             let cmp = b.compare(a, |m| plan.metric(m).is_timing(m));
-            line.changes = changes(a, b);
+            line.changes = changes(a, b, ignore);
             line.status = if cmp.identical() {
                 Status::Identical
             } else {
@@ -808,12 +885,17 @@ pub fn render(r: &Report) -> String {
         for c in lines {
             let _ = writeln!(s, "  {}", c.cell);
         }
+        // Cells no selected spec pairs with, by kind (`--json` lists each with its parameters).
+        let mut kinds: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
         for u in extra {
+            kinds.entry(&u.kind).or_default().push(&u.key[..10]);
+        }
+        for (kind, keys) in kinds {
             let _ = writeln!(
                 s,
-                "  {} [{}] (pairs with no cell of the selected specs)",
-                u.what,
-                &u.key[..10]
+                "  {kind}: {} cells no cell of the selected specs pairs with (e.g. [{}])",
+                keys.len(),
+                keys[..keys.len().min(3)].join("], [")
             );
         }
     };
@@ -889,7 +971,7 @@ pub fn render(r: &Report) -> String {
         "\n{}",
         if unexplained.is_empty() {
             format!(
-                "OK: no unexplained difference ({differ} explained by a version bump, other data or a machine tolerance)"
+                "OK: no unexplained difference ({differ} explained by a version bump, other data, a compared setting or a machine tolerance)"
             )
         } else {
             format!(
@@ -919,7 +1001,7 @@ mod tests {
 
     #[test]
     fn identity_leaves_out_versions_and_data_identity_only() {
-        let base = identity(&canonical());
+        let base = identity(&canonical(), &[]);
         for (path, value) in [
             (&["format"][..], json!(4)),
             (&["task", "version"][..], json!(3)),
@@ -929,7 +1011,7 @@ mod tests {
         ] {
             let mut c = canonical();
             *path.iter().fold(&mut c, |v, k| &mut v[*k]) = value;
-            assert_eq!(identity(&c), base, "{path:?}");
+            assert_eq!(identity(&c, &[]), base, "{path:?}");
             assert_ne!(cell_key(&c), cell_key(&canonical()));
         }
         for (path, value) in [
@@ -941,8 +1023,45 @@ mod tests {
         ] {
             let mut c = canonical();
             *path.iter().fold(&mut c, |v, k| &mut v[*k]) = value;
-            assert_ne!(identity(&c), base, "{path:?}");
+            assert_ne!(identity(&c, &[]), base, "{path:?}");
         }
+    }
+
+    /// `--ignore` pairs a cell with its counterpart under another value of the named setting
+    /// (present, absent, nested) and nothing else; the pair's change names the setting.
+    #[test]
+    fn an_ignored_setting_pairs_cells_that_differ_in_it_alone() {
+        let ignore = vec!["task.protocol.warm_start".to_string()];
+        let base = identity(&canonical(), &ignore);
+        assert_eq!(base, identity(&canonical(), &[]), "absent: nothing removed");
+        let mut warm = canonical();
+        warm["task"]["protocol"]["warm_start"] = json!(true);
+        assert_ne!(identity(&warm, &[]), identity(&canonical(), &[]));
+        assert_eq!(identity(&warm, &ignore), base);
+        // another setting still tells cells apart, and an unknown path ignores nothing
+        warm["task"]["protocol"]["k_max"] = json!(20);
+        assert_ne!(identity(&warm, &ignore), base);
+        let nowhere = vec!["task.nothing.here".to_string()];
+        assert_eq!(identity(&canonical(), &nowhere), base);
+        let cell = |canonical: serde_json::Value| CellResult {
+            canonical,
+            ..crate::engine::cache::test_cell("k")
+        };
+        let (mut a, b) = (cell(canonical()), cell(canonical()));
+        assert!(changes(&a, &b, &ignore).is_empty());
+        a.canonical["task"]["protocol"]["warm_start"] = json!(false);
+        let c = changes(&a, &b, &ignore);
+        assert_eq!(
+            c,
+            vec![Change::Setting {
+                path: ignore[0].clone(),
+                a: json!(false),
+                b: serde_json::Value::Null,
+            }]
+        );
+        assert_eq!(c[0].to_string(), "task.protocol.warm_start false → null");
+        assert_eq!(Explanation::of(&c), Explanation::Setting);
+        assert!(Explanation::of(&c).explained());
     }
 
     #[test]
