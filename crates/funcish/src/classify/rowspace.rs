@@ -41,7 +41,7 @@
 //! categories on 960-image sets, not the quick profile's sets (more images than weights) nor
 //! a handful of categories.
 
-use super::logreg::{FitReport, LogRegConfig, Workspace, fit_logreg};
+use super::logreg::{BatchFit, FitReport, LogRegConfig, fit_logreg_batch};
 use dyad_kernels::AlgoError;
 use dyad_kernels::linalg::thin_svd;
 use ndarray::{Array2, ArrayView2, Axis, CowArray, Ix2, concatenate, s};
@@ -110,18 +110,27 @@ impl<'a> FitSpace<'a> {
         }
     }
 
-    /// [`fit_logreg`] on this design: `a` (length [`Self::dim`]) is the warm start on entry
-    /// and the solution on return.
+    /// [`super::fit_logreg`] on this design (the tests' single fit): `a` (length
+    /// [`Self::dim`]) is the warm start on entry and the solution on return.
+    #[cfg(test)]
     pub(super) fn fit(
         &self,
         y: &[f64],
         c: f64,
         a: &mut [f64],
-        ws: &mut Workspace,
+        ws: &mut super::Workspace,
     ) -> Result<FitReport, AlgoError> {
         match self {
-            Self::Direct { x, cfg } => fit_logreg(*x, y, c, cfg, a, ws),
-            Self::RowSpace { z, cfg, .. } => fit_logreg(z.view(), y, c, cfg, a, ws),
+            Self::Direct { x, cfg } => super::fit_logreg(*x, y, c, cfg, a, ws),
+            Self::RowSpace { z, cfg, .. } => super::fit_logreg(z.view(), y, c, cfg, a, ws),
+        }
+    }
+
+    /// [`fit_logreg_batch`] on this design: each fit's `w` is its `a` (length [`Self::dim`]).
+    pub(super) fn fit_batch(&self, fits: &mut [BatchFit<'_>]) -> Vec<Result<FitReport, AlgoError>> {
+        match self {
+            Self::Direct { x, cfg } => fit_logreg_batch(*x, cfg, fits),
+            Self::RowSpace { z, cfg, .. } => fit_logreg_batch(z.view(), cfg, fits),
         }
     }
 
@@ -163,7 +172,7 @@ impl<'a> FitSpace<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::classify::{gradient, predict_proba};
+    use crate::classify::{Workspace, gradient, predict_proba};
     use dyad_core::seeded;
     use rand::Rng;
 

@@ -699,8 +699,8 @@ fn fewer_images_than_weights_fit_in_the_row_space_to_the_same_results() {
             },
             ..Default::default()
         };
-        let rows = nested_cv_in(&data, &cfg, 9, true).unwrap();
-        let direct = nested_cv_in(&data, &cfg, 9, false).unwrap();
+        let rows = nested_cv_in(&data, &cfg, 9, true, BATCH).unwrap();
+        let direct = nested_cv_in(&data, &cfg, 9, false, BATCH).unwrap();
         assert_eq!(rows.outer_folds, direct.outer_folds);
         for (a, b) in rows.categories.iter().zip(&direct.categories) {
             assert_eq!(a.chosen_c, b.chosen_c, "{scaling:?}");
@@ -736,5 +736,469 @@ fn fewer_images_than_weights_fit_in_the_row_space_to_the_same_results() {
         // a real signal was learned, not zeros on both sides
         assert!(rows.categories.iter().all(|c| c.mean_auc.unwrap() > 0.7));
         assert!(rows.weights.iter().any(|w| w.abs() > 1e-3));
+    }
+}
+
+// ---- batched fits (`fit_logreg_batch`): the single fit's bits, for every instance ----
+
+/// The bits of every number: equality to the bit (`==` would let 0.0 = −0.0 through).
+fn bits<'a>(xs: impl IntoIterator<Item = &'a f64>) -> Vec<u64> {
+    xs.into_iter().map(|v| v.to_bits()).collect()
+}
+
+/// Every field of a report, the numbers as bits.
+fn report_bits(r: &FitReport) -> (usize, usize, u64, u64, u64, bool) {
+    (
+        r.iterations,
+        r.cg_steps,
+        r.objective.to_bits(),
+        r.grad_norm.to_bits(),
+        r.grad_norm0.to_bits(),
+        r.converged,
+    )
+}
+
+/// ±1 labels of `x`'s rows with a fraction `frac` of positives: the top scores of a random
+/// direction plus noise (not separable).
+fn balanced_labels(x: &Array2<f64>, frac: f64, seed: u64) -> Vec<f64> {
+    let mut rng = seeded(seed);
+    let dir: Vec<f64> = (0..x.ncols()).map(|_| rng.random::<f64>() - 0.5).collect();
+    let score: Vec<f64> = x
+        .rows()
+        .into_iter()
+        .map(|r| r.iter().zip(&dir).map(|(a, b)| a * b).sum::<f64>() + rng.random::<f64>())
+        .collect();
+    let mut sorted = score.clone();
+    sorted.sort_by(f64::total_cmp);
+    let n_pos = ((frac * x.nrows() as f64).round() as usize).clamp(1, x.nrows());
+    let cut = sorted[x.nrows() - n_pos];
+    score
+        .iter()
+        .map(|&s| if s >= cut { 1.0 } else { -1.0 })
+        .collect()
+}
+
+/// One instance of a batch test: labels, cost, starting point.
+struct Instance {
+    y: Vec<f64>,
+    c: f64,
+    start: Vec<f64>,
+}
+
+/// Each instance fitted alone ([`FitSpace::fit`], i.e. [`fit_logreg`]) and all of them in
+/// one batch ([`FitSpace::fit_batch`]): the same weights and reports, to the bit. Returns the
+/// reports.
+fn batch_equals_single(space: &FitSpace<'_>, inst: &[Instance], what: &str) -> Vec<FitReport> {
+    let single: Vec<(Vec<f64>, FitReport)> = inst
+        .iter()
+        .map(|i| {
+            let mut w = i.start.clone();
+            let rep = space
+                .fit(&i.y, i.c, &mut w, &mut Workspace::default())
+                .unwrap();
+            (w, rep)
+        })
+        .collect();
+    let mut ws: Vec<Vec<f64>> = inst.iter().map(|i| i.start.clone()).collect();
+    let mut wss = vec![Workspace::default(); inst.len()];
+    let mut fits: Vec<BatchFit<'_>> = inst
+        .iter()
+        .zip(&mut ws)
+        .zip(&mut wss)
+        .map(|((i, w), ws)| BatchFit {
+            y: &i.y,
+            c: i.c,
+            w,
+            ws,
+        })
+        .collect();
+    let reps = space.fit_batch(&mut fits);
+    assert_eq!(reps.len(), inst.len());
+    let mut out = Vec::new();
+    for (k, ((w1, r1), (w2, r2))) in single.iter().zip(ws.iter().zip(reps)).enumerate() {
+        let r2 = r2.unwrap();
+        assert_eq!(report_bits(r1), report_bits(&r2), "{what}, instance {k}");
+        assert_eq!(bits(w1), bits(w2), "{what}, instance {k}: weights");
+        out.push(r2);
+    }
+    out
+}
+
+#[test]
+fn batched_fits_equal_single_fits_to_the_bit() {
+    // 50 rows of 90 counts: the row space (50 × 50) and the rows themselves (50 × 90 or 91)
+    let (x, _) = bow_categories(50, 2, 44, 1, 0.0, 41);
+    assert_eq!(x.ncols(), 90);
+    // label balance from half to a single positive, C from 0.001 to 100: very different
+    // numbers of Newton iterations
+    let fracs = [0.5, 0.1, 0.3, 0.02, 0.85, 0.5];
+    let cs = [100.0, 0.001, 1.0, 10.0, 0.03, 3.0];
+    let mut spread = Vec::new();
+    for bias in [true, false] {
+        let cfg = LogRegConfig {
+            bias,
+            ..Default::default()
+        };
+        let tight = LogRegConfig {
+            tol: 1e-10,
+            ..cfg.clone()
+        };
+        for row_space in [false, true] {
+            let cats = if row_space { 1000 } else { 0 };
+            let space = FitSpace::new(x.view(), &cfg, cats).unwrap();
+            let tight_space = FitSpace::new(x.view(), &tight, cats).unwrap();
+            assert_eq!(matches!(space, FitSpace::RowSpace { .. }), row_space);
+            let p = space.dim();
+            for m in 1..=6 {
+                let inst: Vec<Instance> = (0..m)
+                    .map(|k| {
+                        let y = balanced_labels(&x, fracs[k], 100 + k as u64);
+                        let mut start = vec![0.0; p];
+                        if k == 2 {
+                            // already converged at its start: the tight optimum
+                            tight_space
+                                .fit(&y, cs[k], &mut start, &mut Workspace::default())
+                                .unwrap();
+                        } else if k == 4 {
+                            // a warm start off the path
+                            start.iter_mut().enumerate().for_each(|(j, v)| {
+                                *v = 0.01 * ((j % 7) as f64 - 3.0);
+                            });
+                        }
+                        Instance { y, c: cs[k], start }
+                    })
+                    .collect();
+                let what = format!("bias {bias}, row space {row_space}, batch of {m}");
+                let reps = batch_equals_single(&space, &inst, &what);
+                assert!(reps.iter().all(|r| r.converged), "{what}: {reps:?}");
+                if m >= 3 {
+                    assert_eq!(reps[2].iterations, 0, "{what}: {:?}", reps[2]);
+                }
+                if m == 4 {
+                    spread.push(reps.iter().map(|r| r.cg_steps).collect::<Vec<_>>());
+                }
+            }
+        }
+    }
+    // the instances of a batch do finish at very different times
+    for s in &spread {
+        let (lo, hi) = (s.iter().min().unwrap(), s.iter().max().unwrap());
+        assert!(*lo == 0 && *hi >= 10, "{spread:?}");
+        let mut distinct = s.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), 4, "{spread:?}");
+    }
+}
+
+#[test]
+fn batched_c_paths_equal_single_c_paths_to_the_bit() {
+    // the nested CV's use: warm starts along the C grid, workspaces reused; with the
+    // iteration cap hit (max_iter = 2) and without
+    let (x, y0) = random_problem(120, 10, 7);
+    let labels: Vec<Vec<f64>> = [0.5, 0.05, 0.2, 0.7]
+        .iter()
+        .enumerate()
+        .map(|(k, &f)| {
+            if k == 0 {
+                y0.clone()
+            } else {
+                balanced_labels(&x, f, 200 + k as u64)
+            }
+        })
+        .collect();
+    let grid = NestedCvConfig::default().c_grid;
+    for (bias, max_iter) in [(true, 1000), (false, 1000), (true, 2)] {
+        let cfg = LogRegConfig {
+            bias,
+            max_iter,
+            tol: 1e-4,
+        };
+        let p = cfg.n_weights(10);
+        let mut single = vec![vec![0.0; p]; 4];
+        let mut single_ws = vec![Workspace::default(); 4];
+        let mut batch = vec![vec![0.0; p]; 4];
+        let mut batch_ws = vec![Workspace::default(); 4];
+        let mut capped = 0;
+        for &c in &grid {
+            let r1: Vec<FitReport> = (0..4)
+                .map(|k| {
+                    fit_logreg(
+                        x.view(),
+                        &labels[k],
+                        c,
+                        &cfg,
+                        &mut single[k],
+                        &mut single_ws[k],
+                    )
+                    .unwrap()
+                })
+                .collect();
+            let mut fits: Vec<BatchFit<'_>> = batch
+                .iter_mut()
+                .zip(&mut batch_ws)
+                .zip(&labels)
+                .map(|((w, ws), y)| BatchFit { y, c, w, ws })
+                .collect();
+            let r2 = fit_logreg_batch(x.view(), &cfg, &mut fits);
+            for k in 0..4 {
+                let r2 = r2[k].as_ref().unwrap();
+                assert_eq!(report_bits(&r1[k]), report_bits(r2), "C = {c}, {k}");
+                assert_eq!(bits(&single[k]), bits(&batch[k]), "C = {c}, {k}");
+                capped += usize::from(!r2.converged);
+            }
+        }
+        assert_eq!(capped > 0, max_iter == 2, "max_iter {max_iter}");
+    }
+}
+
+#[test]
+fn an_invalid_fit_in_a_batch_is_its_error_alone() {
+    let (x, y) = random_problem(80, 6, 3);
+    let cfg = LogRegConfig::default();
+    let y2 = balanced_labels(&x, 0.2, 5);
+    let bad = vec![2.0; 80];
+    let short = &y[..10];
+    let mut w = vec![vec![0.0; 7]; 5];
+    let mut wss = vec![Workspace::default(); 5];
+    let ys: [&[f64]; 5] = [&y, short, &y2, &bad, &y];
+    let cs = [1.0, 1.0, 10.0, 1.0, 0.0];
+    let mut fits: Vec<BatchFit<'_>> = w
+        .iter_mut()
+        .zip(&mut wss)
+        .zip(ys.iter().zip(cs))
+        .map(|((w, ws), (y, c))| BatchFit { y, c, w, ws })
+        .collect();
+    let reps = fit_logreg_batch(x.view(), &cfg, &mut fits);
+    assert!(reps[1].is_err() && reps[3].is_err() && reps[4].is_err());
+    for (k, yk, c) in [(0, &y, 1.0), (2, &y2, 10.0)] {
+        let mut w1 = vec![0.0; 7];
+        let r1 = fit_logreg(x.view(), yk, c, &cfg, &mut w1, &mut Workspace::default()).unwrap();
+        assert_eq!(
+            report_bits(&r1),
+            report_bits(reps[k].as_ref().unwrap()),
+            "{k}"
+        );
+        assert_eq!(bits(&w1), bits(&w[k]));
+    }
+    // the invalid ones are untouched
+    assert!(w[1].iter().chain(&w[3]).chain(&w[4]).all(|&v| v == 0.0));
+    // a batch of none is nothing
+    assert!(fit_logreg_batch(x.view(), &cfg, &mut []).is_empty());
+}
+
+/// Every number of a nested CV result as bits, and the rest compared with `==`.
+fn assert_same_bits(a: &NestedCvResult, b: &NestedCvResult, what: &str) {
+    assert_eq!(a, b, "{what}");
+    assert_eq!(bits(&a.probabilities), bits(&b.probabilities), "{what}");
+    assert_eq!(bits(&a.weights), bits(&b.weights), "{what}");
+    assert_eq!(bits(&a.bias), bits(&b.bias), "{what}");
+    let opt =
+        |v: &[Option<f64>]| -> Vec<Option<u64>> { v.iter().map(|x| x.map(f64::to_bits)).collect() };
+    assert_eq!(opt(&a.fold_mean_auc), opt(&b.fold_mean_auc), "{what}");
+    for (ca, cb) in a.categories.iter().zip(&b.categories) {
+        assert_eq!(opt(&ca.fold_auc), opt(&cb.fold_auc), "{what}");
+        assert_eq!(
+            ca.mean_auc.map(f64::to_bits),
+            cb.mean_auc.map(f64::to_bits),
+            "{what}"
+        );
+        assert_eq!(
+            ca.p_value.map(f64::to_bits),
+            cb.p_value.map(f64::to_bits),
+            "{what}"
+        );
+        assert_eq!(bits(&ca.chosen_c), bits(&cb.chosen_c), "{what}");
+        for (sa, sb) in ca
+            .inner_scores
+            .iter()
+            .flatten()
+            .zip(cb.inner_scores.iter().flatten())
+        {
+            assert_eq!(opt(sa), opt(sb), "{what}");
+        }
+    }
+    match (&a.fold_models, &b.fold_models) {
+        (Some(ma), Some(mb)) => {
+            for (u, v) in ma.iter().zip(mb) {
+                assert_eq!(bits(u), bits(v), "{what}");
+            }
+        }
+        (None, None) => {}
+        _ => panic!("{what}: fold models on one side only"),
+    }
+}
+
+#[test]
+fn batched_nested_cv_equals_the_unbatched_to_the_bit() {
+    // 7 categories: chunks of 4 and 3 (and 3, 3, 1); 100 images of 164 counts run in the
+    // row space, 100 images of 2 × 6 counts on the rows
+    let wide = bow_categories(100, 4, 40, 7, 8.0, 17);
+    let narrow = bow_categories(100, 2, 5, 7, 4.0, 19);
+    for (name, (x, positives)) in [("row space", &wide), ("rows", &narrow)] {
+        let data = CategoryData {
+            features: x.view(),
+            positives,
+            genes: None,
+        };
+        for (scaling, selection, bias) in [
+            (Scaling::Raw, SelectionMetric::Auc, true),
+            (Scaling::Standardise, SelectionMetric::LogLoss, false),
+        ] {
+            let cfg = NestedCvConfig {
+                permutations: 20,
+                scaling,
+                selection,
+                keep_fold_models: true,
+                solver: LogRegConfig {
+                    bias,
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
+            let alone = nested_cv_in(&data, &cfg, 5, true, 1).unwrap();
+            for batch in [3, BATCH, 8] {
+                let batched = nested_cv_in(&data, &cfg, 5, true, batch).unwrap();
+                assert_same_bits(
+                    &alone,
+                    &batched,
+                    &format!("{name}, {scaling:?}, batch {batch}"),
+                );
+            }
+            // a real problem, not zeros everywhere
+            assert!(
+                alone.categories.iter().all(|c| c.mean_auc.unwrap() > 0.6),
+                "{name}"
+            );
+        }
+    }
+}
+
+#[test]
+fn batched_fits_are_the_same_bits_at_every_vector_width() {
+    use dyad_kernels::simd::Isa;
+    // d = 45 (not a multiple of any chunk), 37 rows (not a multiple of the row block)
+    let (x, y0) = random_problem(37, 45, 11);
+    let labels = [
+        y0,
+        balanced_labels(&x, 0.2, 12),
+        balanced_labels(&x, 0.6, 13),
+        balanced_labels(&x, 0.05, 14),
+        balanced_labels(&x, 0.4, 15),
+    ];
+    for bias in [true, false] {
+        let cfg = LogRegConfig {
+            bias,
+            tol: 1e-6,
+            ..Default::default()
+        };
+        let p = cfg.n_weights(45);
+        for m in [1, 2, 3, 5] {
+            let run = |isa: Isa| {
+                let mut w = vec![vec![0.0; p]; m];
+                let mut wss = vec![Workspace::default(); m];
+                let mut fits: Vec<BatchFit<'_>> = w
+                    .iter_mut()
+                    .zip(&mut wss)
+                    .zip(&labels)
+                    .map(|((w, ws), y)| BatchFit { y, c: 3.0, w, ws })
+                    .collect();
+                let reps: Vec<_> = logreg::fit_batch_on(isa, x.view(), &cfg, &mut fits)
+                    .into_iter()
+                    .map(|r| report_bits(&r.unwrap()))
+                    .collect();
+                (w.iter().map(bits).collect::<Vec<_>>(), reps)
+            };
+            let base = run(Isa::Baseline);
+            assert!(base.1.iter().all(|r| r.0 > 0), "{:?}", base.1);
+            for isa in Isa::available() {
+                assert_eq!(run(isa), base, "{isa:?}, bias {bias}, batch of {m}");
+            }
+        }
+    }
+}
+
+/// `(f(w), ‖∇f(w)‖)` row by row, in the original order of operations (one dot and one axpy
+/// per row, the loss terms summed in row order).
+fn row_by_row(x: &Array2<f64>, y: &[f64], c: f64, bias: bool, w: &[f64]) -> (f64, f64) {
+    use dyad_kernels::linalg::dot;
+    let d = x.ncols();
+    let mut g = w.to_vec();
+    let mut loss = 0.0;
+    for (row, &yi) in x.rows().into_iter().zip(y) {
+        let row = row.to_slice().unwrap();
+        let mut t = dot(row, &w[..d]);
+        if bias {
+            t += w[d];
+        }
+        let zi = yi * t;
+        let e = (-zi.abs()).exp();
+        let (l, s) = if zi >= 0.0 {
+            (e.ln_1p(), 1.0 / (1.0 + e))
+        } else {
+            (-zi + e.ln_1p(), e / (1.0 + e))
+        };
+        loss += l;
+        let a = c * (s - 1.0) * yi;
+        for (gj, xj) in g[..d].iter_mut().zip(row) {
+            *gj += a * xj;
+        }
+        if bias {
+            g[d] += a;
+        }
+    }
+    (0.5 * dot(w, w) + c * loss, dot(&g, &g).sqrt())
+}
+
+#[test]
+fn the_blocked_pass_is_the_row_by_row_arithmetic() {
+    use dyad_kernels::simd::Isa;
+    // rows not a multiple of the row block, columns over several tiles and not a multiple
+    // of any chunk
+    let (x, y0) = random_problem(61, 301, 21);
+    let labels = [
+        y0,
+        balanced_labels(&x, 0.3, 22),
+        balanced_labels(&x, 0.1, 23),
+        balanced_labels(&x, 0.5, 24),
+    ];
+    for bias in [true, false] {
+        let cfg = LogRegConfig {
+            bias,
+            ..Default::default()
+        };
+        let p = cfg.n_weights(301);
+        for isa in Isa::available() {
+            let mut w = vec![vec![0.0; p]; 4];
+            let mut wss = vec![Workspace::default(); 4];
+            let cs = [0.5, 2.0, 0.01, 30.0];
+            let mut fits: Vec<BatchFit<'_>> = w
+                .iter_mut()
+                .zip(&mut wss)
+                .zip(&labels)
+                .zip(cs)
+                .map(|(((w, ws), y), c)| BatchFit { y, c, w, ws })
+                .collect();
+            let reps = logreg::fit_batch_on(isa, x.view(), &cfg, &mut fits);
+            for k in 0..4 {
+                let r = reps[k].as_ref().unwrap();
+                assert!(r.iterations > 0);
+                let (f, gnorm) = row_by_row(&x, &labels[k], cs[k], bias, &w[k]);
+                assert_eq!(r.objective.to_bits(), f.to_bits(), "{isa:?} {k}");
+                assert_eq!(r.grad_norm.to_bits(), gnorm.to_bits(), "{isa:?} {k}");
+                // ‖∇f(0)‖ = (C/2) ‖Σ y_i x̃_i‖, Σ y_i x̃_i summed in row order
+                let mut ys = vec![0.0; p];
+                for (row, &yi) in x.rows().into_iter().zip(&labels[k]) {
+                    for (s, xj) in ys.iter_mut().zip(row) {
+                        *s += yi * xj;
+                    }
+                    if bias {
+                        ys[301] += yi;
+                    }
+                }
+                let g0 = 0.5 * cs[k] * dyad_kernels::linalg::dot(&ys, &ys).sqrt();
+                assert_eq!(r.grad_norm0.to_bits(), g0.to_bits(), "{isa:?} {k}");
+            }
+        }
     }
 }
