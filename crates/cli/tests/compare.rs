@@ -279,7 +279,8 @@ fn compare_pairs_cells_across_versions_and_names_unexplained_changes() {
         "{out}"
     );
     assert!(
-        only_a.contains(&other.key[..10]) && only_a.contains("pairs with no cell"),
+        only_a.contains(&other.key[..10])
+            && only_a.contains("no cell of the selected specs pairs with"),
         "{out}"
     );
     assert!(!out.contains("Only in B:"), "{out}");
