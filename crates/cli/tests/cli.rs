@@ -85,6 +85,14 @@ impl Ws {
     fn cached_cells(&self) -> Vec<(PathBuf, Vec<u8>)> {
         cell_files(&self.results().join("cache"))
     }
+
+    /// Gives the demo spec's OASIS the parameter `c` (its cells get other keys).
+    fn set_oasis_c(&self, c: f64) {
+        let fig = self.dir.path().join("experiments/demo/fig.toml");
+        let text = std::fs::read_to_string(&fig).unwrap();
+        let with = format!("name = \"oasis\"\nparams = {{ c = {c} }}");
+        std::fs::write(&fig, text.replace("name = \"oasis\"", &with)).unwrap();
+    }
 }
 
 /// The cell files (path, bytes) of a cache or cell archive rooted at `root`, sorted.
@@ -311,13 +319,7 @@ fn prune_lists_and_deletes_only_cells_no_spec_refers_to() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(out(&o).contains("0 of 4 cached cells"), "{}", out(&o));
     // OASIS's parameter changes: its two cells are orphans, Euclidean's are still used.
-    let fig = ws.dir.path().join("experiments/demo/fig.toml");
-    let text = std::fs::read_to_string(&fig).unwrap();
-    std::fs::write(
-        &fig,
-        text.replace("name = \"oasis\"", "name = \"oasis\"\nparams = { c = 0.2 }"),
-    )
-    .unwrap();
+    ws.set_oasis_c(0.2);
     let o = ws.run(&["prune"]);
     let listed = out(&o);
     assert!(
@@ -376,13 +378,7 @@ fn prune_in_an_archive_drops_only_what_no_spec_reads() {
     assert!(out(&o).contains("archived 4 cells"), "{}", out(&o));
     let o = ws.run(&["prune", "--in", arg]);
     assert!(out(&o).contains("0 of 4 archived"), "{}", out(&o));
-    let fig = ws.dir.path().join("experiments/demo/fig.toml");
-    let text = std::fs::read_to_string(&fig).unwrap();
-    std::fs::write(
-        &fig,
-        text.replace("name = \"oasis\"", "name = \"oasis\"\nparams = { c = 0.2 }"),
-    )
-    .unwrap();
+    ws.set_oasis_c(0.2);
     let o = ws.run(&["prune", "--in", arg, "--delete"]);
     assert!(
         o.status.success() && out(&o).contains("deleted 2 of 4 archived"),
@@ -390,15 +386,8 @@ fn prune_in_an_archive_drops_only_what_no_spec_reads() {
         out(&o),
         stderr(&o)
     );
-    let archived = |dir: &std::path::Path| -> usize {
-        std::fs::read_dir(dir.join("cells"))
-            .unwrap()
-            .flatten()
-            .map(|d| std::fs::read_dir(d.path()).unwrap().count())
-            .sum()
-    };
     assert_eq!(
-        archived(&archive),
+        cell_files(&archive).len(),
         2,
         "the archive keeps the Euclidean cells"
     );
@@ -825,13 +814,7 @@ fn compare_ignoring_a_setting_pairs_the_runs_of_its_two_values() {
         before_arg,
     ]);
     assert!(out(&o).contains("archived 4 cells"), "{}", out(&o));
-    let fig = ws.dir.path().join("experiments/demo/fig.toml");
-    let text = std::fs::read_to_string(&fig).unwrap();
-    std::fs::write(
-        &fig,
-        text.replace("name = \"oasis\"", "name = \"oasis\"\nparams = { c = 0.5 }"),
-    )
-    .unwrap();
+    ws.set_oasis_c(0.5);
     let o = ws.run(&["run", "demo", "--profile", "quick"]);
     assert_eq!(summary(&o), (4, 2, 2), "{}", stderr(&o));
     let results = ws.results();

@@ -357,30 +357,24 @@ impl Job<'_> {
 /// across the rows (one load and store per block instead of per row).
 #[inline(always)]
 fn add_rows<const C: usize>(out: &mut [f64], rows: &[&[f64]], t: &[f64]) {
-    let mut chunks = out.chunks_exact_mut(C);
-    let mut j = 0;
-    for o in &mut chunks {
-        let mut acc = [0.0; C];
-        acc.copy_from_slice(o);
-        for (r, &tk) in rows.iter().zip(t) {
-            let x = &r[j..j + C];
-            for q in 0..C {
-                acc[q] += tk * x[q];
-            }
-        }
-        o.copy_from_slice(&acc);
-        j += C;
-    }
-    for (q, o) in chunks.into_remainder().iter_mut().enumerate() {
-        for (r, &tk) in rows.iter().zip(t) {
-            *o += tk * r[j + q];
-        }
-    }
+    add_terms::<C>(out, rows, t, |tk, x| tk * x);
 }
 
 /// `out[j] += t[k] · rows[k][j] · rows[k][j]` likewise (the Hessian's diagonal).
 #[inline(always)]
 fn add_rows_sq<const C: usize>(out: &mut [f64], rows: &[&[f64]], t: &[f64]) {
+    add_terms::<C>(out, rows, t, |tk, x| tk * x * x);
+}
+
+/// `out[j] += term(t[k], rows[k][j])` for every `k` in order and every `j`, `C` columns at
+/// a time in registers (the loop of [`add_rows`] and [`add_rows_sq`]).
+#[inline(always)]
+fn add_terms<const C: usize>(
+    out: &mut [f64],
+    rows: &[&[f64]],
+    t: &[f64],
+    term: impl Fn(f64, f64) -> f64,
+) {
     let mut chunks = out.chunks_exact_mut(C);
     let mut j = 0;
     for o in &mut chunks {
@@ -389,7 +383,7 @@ fn add_rows_sq<const C: usize>(out: &mut [f64], rows: &[&[f64]], t: &[f64]) {
         for (r, &tk) in rows.iter().zip(t) {
             let x = &r[j..j + C];
             for q in 0..C {
-                acc[q] += tk * x[q] * x[q];
+                acc[q] += term(tk, x[q]);
             }
         }
         o.copy_from_slice(&acc);
@@ -397,8 +391,7 @@ fn add_rows_sq<const C: usize>(out: &mut [f64], rows: &[&[f64]], t: &[f64]) {
     }
     for (q, o) in chunks.into_remainder().iter_mut().enumerate() {
         for (r, &tk) in rows.iter().zip(t) {
-            let x = r[j + q];
-            *o += tk * x * x;
+            *o += term(tk, r[j + q]);
         }
     }
 }
