@@ -33,6 +33,19 @@ pub fn run(
     for w in dyad_harness::data::real_data_elsewhere(&plans, &ctx) {
         eprintln!("{w}");
     }
+    for path in ignore {
+        let cells = plans.iter().flat_map(|p| &p.cells);
+        if cells
+            .clone()
+            .all(|c| compare::setting(&c.canonical, path).is_null())
+        {
+            eprintln!(
+                "warning: --ignore {path}: no cell of the selected specs has this path (a key \
+                 at its default may be left out of the description; a cell file's `canonical` \
+                 shows the paths)"
+            );
+        }
+    }
     let mut side_a = if bless && !a.exists() {
         Side::new_archive(a).with_context(|| format!("creating {}", a.display()))?
     } else {

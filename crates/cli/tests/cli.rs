@@ -840,6 +840,13 @@ fn compare_ignoring_a_setting_pairs_the_runs_of_its_two_values() {
         "{text}"
     );
     assert!(text.contains("solver.params.c 0.1 → 0.5"), "{text}");
+    let o = compare(&["--ignore", "solver.params.nothing"]);
+    assert!(
+        stderr(&o).contains("--ignore solver.params.nothing: no cell of the selected specs"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!stderr(&compare(&["--ignore", "solver.params.c"])).contains("warning: --ignore"));
     let o = compare(&["--ignore", "solver.params.c", "--bless"]);
     assert!(
         !o.status.success(),

@@ -89,7 +89,7 @@ pub fn identity(canonical: &serde_json::Value, ignore: &[String]) -> String {
 }
 
 /// The value at a dotted `path` of a canonical description (`null` when absent).
-fn setting(canonical: &serde_json::Value, path: &str) -> serde_json::Value {
+pub fn setting(canonical: &serde_json::Value, path: &str) -> serde_json::Value {
     path.split('.')
         .try_fold(canonical, |v, k| v.get(k))
         .cloned()
