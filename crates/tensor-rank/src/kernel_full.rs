@@ -386,6 +386,11 @@ impl PairRanker for KernelRankConfig {
         true
     }
 
+    /// Eq. (18) is convex in `K` (spec §3.5).
+    fn is_convex(&self) -> bool {
+        true
+    }
+
     /// `K` and `LK`, `n x n` each (the Newton solver's vectors come on top: about twelve such
     /// matrices in all).
     fn memory(&self, n: usize, _dim: usize) -> Option<u64> {

@@ -161,6 +161,14 @@ pub trait PairRanker: Send + Sync {
         false
     }
 
+    /// Whether the method's objective is convex, so that a fit which reports a stationarity
+    /// residual ([`PairModel::stationarity`]) must end at its optimum: `dyad check`'s sanity
+    /// check holds such fits to a residual bound. A non-convex method (low-rank KR) reports
+    /// its residual as a convergence diagnostic only. Default: no.
+    fn is_convex(&self) -> bool {
+        false
+    }
+
     /// Whether `fit` starts from [`PairInput::start`] when one is given (a model of the same
     /// method at another `λ`): a convex solver whose optimum does not depend on the start and
     /// which reaches it sooner from a neighbouring `λ`'s (TR; full KR's finite Newton takes

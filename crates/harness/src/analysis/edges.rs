@@ -139,6 +139,21 @@ pub fn edges(res: &ExperimentResults<'_>) -> Vec<EdgeCount> {
     out
 }
 
+/// The iteration cap of a solver instance: its `max_iter`, or, for a tuned instance (whose
+/// canonical form is `{"params", "tune": [candidates]}`), the candidates' common `max_iter`
+/// (`None` when they differ).
+pub fn cap_of(canonical: &serde_json::Value) -> Option<u64> {
+    let cap = |v: &serde_json::Value| json_number(v.get("max_iter")).map(|c| c as u64);
+    match canonical.get("tune").and_then(|t| t.as_array()) {
+        None => cap(canonical),
+        Some(candidates) => {
+            let caps: Vec<Option<u64>> = candidates.iter().map(cap).collect();
+            let first = *caps.first()?;
+            caps.iter().all(|c| *c == first).then_some(first).flatten()
+        }
+    }
+}
+
 /// Fits at their cap, per solver instance with a `max_iter` parameter and `iterations`
 /// records.
 pub fn caps(res: &ExperimentResults<'_>) -> Vec<CapCount> {
@@ -147,7 +162,7 @@ pub fn caps(res: &ExperimentResults<'_>) -> Vec<CapCount> {
     for (cell, r) in plan.cells.iter().zip(&res.cells) {
         let Some(r) = r else { continue };
         let sv = &plan.solvers[cell.solver];
-        let Some(cap) = json_number(sv.canonical.get("max_iter")).map(|c| c as u64) else {
+        let Some(cap) = cap_of(&sv.canonical) else {
             continue;
         };
         for x in r.records.iter().filter(|x| x.metric == "iterations") {
@@ -282,6 +297,24 @@ mod tests {
         assert_eq!(grid_of(&tune, "lambda"), vec![0.01, 1.0]);
         assert_eq!(grid_of(&tune, "k"), vec![2.0, 4.0]);
         assert!(grid_of(&tune, "eta").is_empty());
+    }
+
+    #[test]
+    fn the_cap_of_a_tuned_solver_is_its_candidates_common_max_iter() {
+        use serde_json::json;
+        assert_eq!(cap_of(&json!({"max_iter": 100, "lambda": 1.0})), Some(100));
+        assert_eq!(cap_of(&json!({"lambda": 1.0})), None);
+        let tuned = json!({
+            "params": {"max_iter": 1000, "lambda": 0.01},
+            "tune": [{"max_iter": 1000, "lambda": 1e-6}, {"max_iter": 1000, "lambda": 1.0}],
+        });
+        assert_eq!(cap_of(&tuned), Some(1000));
+        let varied = json!({
+            "params": {"max_iter": 1000},
+            "tune": [{"max_iter": 10}, {"max_iter": 1000}],
+        });
+        assert_eq!(cap_of(&varied), None);
+        assert_eq!(cap_of(&json!({"params": {}, "tune": []})), None);
     }
 
     #[test]

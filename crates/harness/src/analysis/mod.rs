@@ -23,3 +23,19 @@ pub mod sanity_pairs;
 pub mod sanity_tasks;
 pub mod stats;
 pub mod tidy;
+
+/// The plan of a committed spec (`experiments/<spec>`) at its quick profile, with a scratch
+/// data and cache directory (the tests' fixture of the sanity checks).
+#[cfg(test)]
+pub(crate) fn quick_plan(spec: &str) -> (crate::engine::plan::Plan, tempfile::TempDir) {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
+    let spec = crate::spec::LoadedSpec::load(&root.join(spec)).unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = dyad_datasets::provider::DataContext::new(
+        dir.path().join("data"),
+        dir.path().join("cache"),
+    );
+    let plan = crate::engine::plan::plan(&spec, crate::spec::profile::Profile::Quick, &ctx)
+        .unwrap_or_else(|e| panic!("{e}"));
+    (plan, dir)
+}

@@ -334,20 +334,11 @@ mod tests {
     use super::*;
     use crate::engine::cache::{CellResult, test_cell};
     use crate::engine::plan::Plan;
-    use dyad_datasets::provider::DataContext;
-    use std::path::Path;
 
     /// The committed tensor-decomposition spec (Givens and TPM on synthetic mixtures) at its
     /// quick profile.
     fn plan() -> (Plan, tempfile::TempDir) {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let spec = crate::spec::LoadedSpec::load(&root.join("experiments/givens/fig3.toml"))
-            .unwrap_or_else(|e| panic!("{e}"));
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = DataContext::new(dir.path().join("data"), dir.path().join("cache"));
-        let plan = crate::engine::plan::plan(&spec, crate::spec::profile::Profile::Quick, &ctx)
-            .unwrap_or_else(|e| panic!("{e}"));
-        (plan, dir)
+        crate::analysis::quick_plan("givens/fig3.toml")
     }
 
     fn record(metric: &str, value: f64) -> Record {
