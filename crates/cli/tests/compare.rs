@@ -308,3 +308,55 @@ fn compare_pairs_cells_across_versions_and_names_unexplained_changes() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("neither a results directory"));
 }
+
+#[test]
+fn blessing_one_spec_keeps_the_reference_cells_of_another() {
+    let ws = Ws::new();
+    // A second spec on the same data with the same solvers and a third repeat: its r2 cells
+    // are of the kinds demo/fig plans, but demo/fig does not plan them.
+    std::fs::write(
+        ws.path("experiments/demo/more.toml"),
+        SPEC.replace("repeats = 2", "repeats = 3"),
+    )
+    .unwrap();
+    let o = ws.run(&["run", "demo/fig", "demo/more", "--quiet"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = ws.run(&["archive", "export", "--to", "reference"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let cache = ws.cache();
+    let third: Vec<String> = cache
+        .keys()
+        .into_iter()
+        .filter(|k| cache.get(k).is_some_and(|c| c.repeat == 2))
+        .collect();
+    assert_eq!(third.len(), 2, "OASIS and Euclidean at r2");
+    let o = ws.run(&[
+        "compare",
+        "reference",
+        "results",
+        "demo/fig",
+        "--profile",
+        "paper",
+        "--bless",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let reference = Cache::at(&ws.path("reference"));
+    for key in &third {
+        assert!(
+            reference.path(key).is_file(),
+            "blessing demo/fig deleted demo/more's cell {key}: {}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+    }
+    // Blessing every spec keeps them too: they are planned.
+    let o = ws.run(&[
+        "compare",
+        "reference",
+        "results",
+        "--profile",
+        "paper",
+        "--bless",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(third.iter().all(|k| reference.path(k).is_file()));
+}

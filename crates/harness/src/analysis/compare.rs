@@ -723,9 +723,9 @@ pub struct Blessed {
 }
 
 /// Make the cell archive `a` hold B's cells of the compared specs: B's cell is written where
-/// A has none of its key or A's differs in value; A's paired cells of other keys and its
-/// unpaired cells of the report (`only_a`; with `all_specs`, every cell pairing with none) are
-/// deleted. A's cells identical to B's stay byte for byte (no churn of timings or commits).
+/// A has none of its key or A's differs in value; A's paired cells of other keys are deleted,
+/// and, with `all_specs` only, every cell pairing with none (a bless of some specs cannot tell
+/// another spec's cell from a leftover, so it keeps A's unpaired cells). A's cells identical to B's stay byte for byte (no churn of timings or commits).
 /// Refuses when A is not an archive or B lacks cells of the selected specs.
 pub fn bless(
     report: &Report,
@@ -770,12 +770,16 @@ pub fn bless(
         }
         keep.insert(kb.to_string());
     }
+    // A subset's unpaired cells of its kinds (`only_a`) may be other specs' cells (the same
+    // data and solver at another repeat or setting): only a bless of every spec knows that no
+    // spec plans them.
     let stale: Vec<String> = if all_specs {
         a.cache.keys()
     } else {
-        let paired = report.cells.iter().filter_map(|c| c.key_a.clone());
-        paired
-            .chain(report.only_a.iter().map(|u| u.key.clone()))
+        report
+            .cells
+            .iter()
+            .filter_map(|c| c.key_a.clone())
             .collect()
     };
     for key in stale.into_iter().filter(|k| !keep.contains(k)) {
