@@ -53,7 +53,19 @@ pub fn run(
     };
     let mut side_b = Side::open(b)?.ignoring(ignore);
     let all_specs = targets.is_empty();
-    let report = compare::compare(&plans, &mut side_a, &mut side_b, all_specs);
+    // The specs not selected: an archive cell that pairs with one of theirs is not a leftover.
+    let others = if all_specs {
+        Vec::new()
+    } else {
+        let chosen: Vec<&str> = plans.iter().map(|p| p.spec.id.as_str()).collect();
+        let rest: Vec<_> = ws
+            .select_specs(&[])?
+            .into_iter()
+            .filter(|s| !chosen.contains(&s.id.as_str()))
+            .collect();
+        ws.plan(&rest, profile, &ctx)?
+    };
+    let report = compare::compare(&plans, &others, &mut side_a, &mut side_b, all_specs);
     if json {
         say!("{}", serde_json::to_string_pretty(&report)?);
     } else {

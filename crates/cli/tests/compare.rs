@@ -330,6 +330,21 @@ fn blessing_one_spec_keeps_the_reference_cells_of_another() {
         .filter(|k| cache.get(k).is_some_and(|c| c.repeat == 2))
         .collect();
     assert_eq!(third.len(), 2, "OASIS and Euclidean at r2");
+    // A leftover: a reference cell of other parameters that no spec plans.
+    let reference = Cache::at(&ws.path("reference"));
+    let mut leftover = reference.get(&third[0]).unwrap();
+    leftover.canonical["solver"]["params"] = serde_json::json!({ "normalize": "other" });
+    leftover.key = cell_key(&leftover.canonical);
+    reference.put(&leftover).unwrap();
+    // Comparing demo/fig alone lists the leftover as one-sided, not demo/more's r2 cells.
+    let (code, out) = ws.compare(&["demo/fig"]);
+    assert_eq!(code, 0, "{out}");
+    let only_a = out
+        .split("Only in A:")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(only_a.contains(&leftover.key[..10]), "{out}");
+    assert!(third.iter().all(|k| !only_a.contains(&k[..10])), "{out}");
     let o = ws.run(&[
         "compare",
         "reference",
@@ -340,7 +355,10 @@ fn blessing_one_spec_keeps_the_reference_cells_of_another() {
         "--bless",
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let reference = Cache::at(&ws.path("reference"));
+    assert!(
+        !reference.path(&leftover.key).exists(),
+        "the leftover is dropped"
+    );
     for key in &third {
         assert!(
             reference.path(key).is_file(),
@@ -349,6 +367,7 @@ fn blessing_one_spec_keeps_the_reference_cells_of_another() {
         );
     }
     // Blessing every spec keeps them too: they are planned.
+    reference.put(&leftover).unwrap();
     let o = ws.run(&[
         "compare",
         "reference",
@@ -359,4 +378,5 @@ fn blessing_one_spec_keeps_the_reference_cells_of_another() {
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(third.iter().all(|k| reference.path(k).is_file()));
+    assert!(!reference.path(&leftover.key).exists());
 }

@@ -494,9 +494,21 @@ fn kind(canonical: &serde_json::Value) -> (String, String, String) {
 
 /// Compare the cells of `plans` on sides `a` and `b` (see the module docs). `all_specs`: the
 /// plans are every spec (an archive cell pairing with none of them is listed whatever its
-/// kind; else only those of the tasks, data and solvers the plans have).
-pub fn compare(plans: &[Plan], a: &mut Side, b: &mut Side, all_specs: bool) -> Report {
+/// kind; else only those of the tasks, data and solvers the plans have, and not those that
+/// pair with a cell of `others`, the specs not selected: they are theirs, not leftovers).
+pub fn compare(
+    plans: &[Plan],
+    others: &[Plan],
+    a: &mut Side,
+    b: &mut Side,
+    all_specs: bool,
+) -> Report {
     assert_eq!(a.ignore, b.ignore, "both sides pair cells alike");
+    let theirs: BTreeSet<_> = others
+        .iter()
+        .flat_map(|p| &p.cells)
+        .map(|c| identity(&c.canonical, &a.ignore))
+        .collect();
     let mut cells = Vec::new();
     let mut by_key: HashMap<String, (Option<CellResult>, Option<CellResult>)> = HashMap::new();
     let mut identities = BTreeSet::new();
@@ -519,7 +531,9 @@ pub fn compare(plans: &[Plan], a: &mut Side, b: &mut Side, all_specs: bool) -> R
         }
         side.all()
             .into_iter()
-            .filter(|(key, id)| !identities.contains(id) && !paired(key.as_str()))
+            .filter(|(key, id)| {
+                !identities.contains(id) && !theirs.contains(id) && !paired(key.as_str())
+            })
             .filter_map(|(key, _)| side.cache.get(&key))
             .filter(|c| all_specs || kinds.contains(&kind(&c.canonical)))
             .map(|c| {
@@ -723,9 +737,9 @@ pub struct Blessed {
 }
 
 /// Make the cell archive `a` hold B's cells of the compared specs: B's cell is written where
-/// A has none of its key or A's differs in value; A's paired cells of other keys are deleted,
-/// and, with `all_specs` only, every cell pairing with none (a bless of some specs cannot tell
-/// another spec's cell from a leftover, so it keeps A's unpaired cells). A's cells identical to B's stay byte for byte (no churn of timings or commits).
+/// A has none of its key or A's differs in value; A's paired cells of other keys and its
+/// unpaired cells of the report (`only_a`: of the compared specs' kinds, pairing with no cell
+/// of any spec; with `all_specs`, every cell pairing with none) are deleted. A's cells identical to B's stay byte for byte (no churn of timings or commits).
 /// Refuses when A is not an archive or B lacks cells of the selected specs.
 pub fn bless(
     report: &Report,
@@ -770,16 +784,14 @@ pub fn bless(
         }
         keep.insert(kb.to_string());
     }
-    // A subset's unpaired cells of its kinds (`only_a`) may be other specs' cells (the same
-    // data and solver at another repeat or setting): only a bless of every spec knows that no
-    // spec plans them.
+    // A subset's unpaired cells (`only_a`) exclude the cells other specs plan (`compare`'s
+    // `others`), so they pair with no spec's cell: leftovers.
     let stale: Vec<String> = if all_specs {
         a.cache.keys()
     } else {
-        report
-            .cells
-            .iter()
-            .filter_map(|c| c.key_a.clone())
+        let paired = report.cells.iter().filter_map(|c| c.key_a.clone());
+        paired
+            .chain(report.only_a.iter().map(|u| u.key.clone()))
             .collect()
     };
     for key in stale.into_iter().filter(|k| !keep.contains(k)) {
