@@ -231,6 +231,41 @@ fn tallies(res: &ExperimentResults<'_>) -> Counts {
     counts
 }
 
+/// A claim's line with, after its numbers, the chosen fits of its solvers (the claimed one and
+/// the one it is compared with) that stopped at their iteration cap: a verdict on fits that
+/// did not converge says so (issue 42 §4).
+fn judged_line(res: &ExperimentResults<'_>, c: &crate::spec::Claim) -> String {
+    let mut o = judge(res, c);
+    let named = |s: &crate::engine::plan::SolverInstance| {
+        [Some(&c.solver), c.versus.as_ref()]
+            .into_iter()
+            .flatten()
+            .any(|n| *n == s.label || *n == s.series || *n == s.name)
+    };
+    let labels: Vec<&str> = res
+        .plan
+        .solvers
+        .iter()
+        .filter(|s| named(s))
+        .map(|s| s.label.as_str())
+        .collect();
+    let capped: Vec<String> = crate::analysis::edges::caps(res)
+        .into_iter()
+        .filter(|x| x.at_cap > 0 && labels.contains(&x.solver.as_str()))
+        .map(|x| {
+            format!(
+                "{} stopped at its cap of {} iterations in {} of {} chosen fits",
+                x.solver, x.cap, x.at_cap, x.fits
+            )
+        })
+        .collect();
+    if !capped.is_empty() {
+        o.detail
+            .push_str(&format!(" ⚠ not converged: {}", capped.join("; ")));
+    }
+    claim_line(&o)
+}
+
 /// One claim line: on a stand-in, a shape check marked SYNTHETIC; our diagnostic marked so;
 /// a claim of the paper followed by its words and where they are (a `> ` line, drawn under
 /// the verdict).
@@ -423,10 +458,7 @@ pub fn document(sections: &[Section<'_>], profile: Profile) -> Vec<Block> {
                     spec.claims.len()
                 )));
                 doc.push(Block::List(
-                    spec.claims
-                        .iter()
-                        .map(|c| claim_line(&judge(res, c)))
-                        .collect(),
+                    spec.claims.iter().map(|c| judged_line(res, c)).collect(),
                 ));
             }
             continue;
@@ -525,10 +557,7 @@ pub fn document(sections: &[Section<'_>], profile: Profile) -> Vec<Block> {
         if !spec.claims.is_empty() {
             doc.push(Block::Para("Claims:".into()));
             doc.push(Block::List(
-                spec.claims
-                    .iter()
-                    .map(|c| claim_line(&judge(res, c)))
-                    .collect(),
+                spec.claims.iter().map(|c| judged_line(res, c)).collect(),
             ));
         }
         let checks = check(res);
@@ -1547,6 +1576,61 @@ fn html_page(doc: &[Block], title: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_claim_on_fits_at_their_cap_says_so() {
+        use crate::engine::cache::{Record, test_cell};
+        // kr-step-rule's quick plan: TR, KR (Armijo) and KR (BB), low-rank KR capped at 200.
+        let (plan, _dir) = crate::analysis::quick_plan("tensor-ranking/kr-step-rule.toml");
+        let iterations = |value: f64| Record {
+            set: "all".into(),
+            metric: "iterations".into(),
+            step: 200,
+            seconds: 0.0,
+            k: None,
+            coord: None,
+            value,
+        };
+        let cells = plan
+            .cells
+            .iter()
+            .map(|c| {
+                let mut r = test_cell(&c.key);
+                // Every Armijo fit at the cap, every BB fit before it.
+                r.records = match plan.solvers[c.solver].label.as_str() {
+                    "KR" => vec![iterations(200.0)],
+                    "KR (BB)" => vec![iterations(120.0)],
+                    _ => Vec::new(),
+                };
+                Some(r)
+            })
+            .collect();
+        let res = ExperimentResults { plan: &plan, cells };
+        let claim = |id: &str| {
+            plan.spec
+                .spec
+                .claims
+                .iter()
+                .find(|c| c.id == id)
+                .unwrap_or_else(|| panic!("{id}"))
+        };
+        let fits = plan
+            .cells
+            .iter()
+            .filter(|c| plan.solvers[c.solver].label == "KR")
+            .count();
+        // KR (BB) against KR: the capped one is named.
+        let line = judged_line(&res, claim("step-rule-close"));
+        assert!(
+            line.contains(&format!(
+                "⚠ not converged: KR stopped at its cap of 200 iterations in {fits} of {fits} chosen fits"
+            )),
+            "{line}"
+        );
+        // KR (BB) against TR: neither stopped at a cap.
+        let line = judged_line(&res, claim("kr-bb-vs-tr"));
+        assert!(!line.contains("not converged"), "{line}");
+    }
 
     #[test]
     fn markdown_reads_back_into_the_blocks_it_was_written_from() {
