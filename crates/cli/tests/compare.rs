@@ -87,6 +87,14 @@ impl Ws {
         (code, out)
     }
 
+    /// `dyad compare reference results [targets] --profile paper --bless`.
+    fn bless(&self, targets: &[&str]) -> Output {
+        let mut args = vec!["compare", "reference", "results"];
+        args.extend_from_slice(targets);
+        args.extend_from_slice(&["--profile", "paper", "--bless"]);
+        self.run(&args)
+    }
+
     fn json(&self) -> (i32, Value) {
         let (code, out) = self.compare(&["--json"]);
         (code, serde_json::from_str(&out).unwrap())
@@ -289,14 +297,7 @@ fn compare_pairs_cells_across_versions_and_names_unexplained_changes() {
     assert_eq!(report["claims"][0]["b"], "not comparable", "{report}");
     assert_eq!(report["claims"][0]["changed"], true, "{report}");
     // Blessing from an incomplete run is refused.
-    let o = ws.run(&[
-        "compare",
-        "reference",
-        "results",
-        "--profile",
-        "paper",
-        "--bless",
-    ]);
+    let o = ws.bless(&[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("not blessing"),
@@ -345,15 +346,7 @@ fn blessing_one_spec_keeps_the_reference_cells_of_another() {
         .unwrap_or_else(|| panic!("{out}"));
     assert!(only_a.contains(&leftover.key[..10]), "{out}");
     assert!(third.iter().all(|k| !only_a.contains(&k[..10])), "{out}");
-    let o = ws.run(&[
-        "compare",
-        "reference",
-        "results",
-        "demo/fig",
-        "--profile",
-        "paper",
-        "--bless",
-    ]);
+    let o = ws.bless(&["demo/fig"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(
         !reference.path(&leftover.key).exists(),
@@ -368,14 +361,7 @@ fn blessing_one_spec_keeps_the_reference_cells_of_another() {
     }
     // Blessing every spec keeps them too: they are planned.
     reference.put(&leftover).unwrap();
-    let o = ws.run(&[
-        "compare",
-        "reference",
-        "results",
-        "--profile",
-        "paper",
-        "--bless",
-    ]);
+    let o = ws.bless(&[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(third.iter().all(|k| reference.path(k).is_file()));
     assert!(!reference.path(&leftover.key).exists());
