@@ -264,6 +264,11 @@ enum ArchiveCommand {
         /// The archive directory (created if needed).
         #[arg(long)]
         to: PathBuf,
+        /// Overwrite the archive's copies of these cells with the cache's, e.g. after timing
+        /// cells again on an idle machine (`dyad run --recompute all` keeps keys and values;
+        /// without this flag an archived cell of the current code stays as it is).
+        #[arg(long)]
+        replace: bool,
     },
     /// Copy the valid cells of an archive that this cache lacks (files whose SHA-256 does not
     /// match are listed and skipped; exits 1 when there were any).
@@ -1092,11 +1097,12 @@ fn archive(ws: &Workspace, command: ArchiveCommand) -> Result<ExitCode> {
             targets,
             profile,
             to,
+            replace,
         } => {
             let ctx = ws.data_context();
             let plans = plan_warn(ws, &ws.select_specs(&targets)?, profile, &ctx)?;
             let t = ws
-                .export_cells(&plans, &to)
+                .export_cells(&plans, &to, replace)
                 .with_context(|| format!("writing the archive {}", to.display()))?;
             say!(
                 "archived {} cells ({:.1} MB) in {}; {} were there already, {} not computed yet",

@@ -267,8 +267,15 @@ impl Workspace {
     /// cache's own layout, `to/cells/<2 hex>/<key>.json`), leaving the cells it holds already.
     /// A cell's key hashes its task, data identity, solver, parameters and code versions, so an
     /// archive carries computed cells to another clone or machine: [`Self::import_cells`]
-    /// there, and exactly the cells it would compute the same way are reused.
-    pub fn export_cells(&self, plans: &[Plan], to: &Path) -> std::io::Result<Transfer> {
+    /// there, and exactly the cells it would compute the same way are reused. With `replace`,
+    /// every cached cell of `plans` overwrites the archive's copy: after timing cells again on
+    /// an idle machine (`--recompute all` keeps their keys and values, only timings move).
+    pub fn export_cells(
+        &self,
+        plans: &[Plan],
+        to: &Path,
+        replace: bool,
+    ) -> std::io::Result<Transfer> {
         let (cache, archive) = (self.cache(), Cache::at(to));
         let mut t = Transfer::default();
         let mut seen = std::collections::BTreeSet::new();
@@ -285,7 +292,7 @@ impl Workspace {
             };
             match cache.get(key) {
                 None => t.absent += 1,
-                Some(c) if archive.contains(key) && !stale_there(&c) => t.present += 1,
+                Some(c) if !replace && archive.contains(key) && !stale_there(&c) => t.present += 1,
                 Some(cell) => {
                     archive.put(&cell)?;
                     t.copied += 1;

@@ -2317,21 +2317,38 @@ fn export_replaces_an_archived_cell_of_older_code_with_its_recompute() {
     let (plans, _) = plan_and_run(&f.ws, 2);
     let cache = f.ws.cache();
     let dir = tempfile::tempdir().unwrap();
-    let t = f.ws.export_cells(&plans, dir.path()).unwrap();
+    let t = f.ws.export_cells(&plans, dir.path(), false).unwrap();
     assert!(t.copied > 0 && t.present == 0);
     let archive = dyad_harness::engine::cache::Cache::at(dir.path());
     let key = plans[0].cells[0].key.clone();
     let mut old = archive.get(&key).unwrap();
     old.code.insert("solver".into(), "before".into());
     archive.put(&old).unwrap();
-    let again = f.ws.export_cells(&plans, dir.path()).unwrap();
+    let again = f.ws.export_cells(&plans, dir.path(), false).unwrap();
     assert_eq!((again.copied, again.present), (1, t.copied - 1));
     assert_eq!(
         archive.get(&key).unwrap().code,
         cache.get(&key).unwrap().code
     );
-    let third = f.ws.export_cells(&plans, dir.path()).unwrap();
+    let third = f.ws.export_cells(&plans, dir.path(), false).unwrap();
     assert_eq!((third.copied, third.present), (0, t.copied));
+    // A cell of the current code timed again (the same key, code and values; another
+    // timing) stays as archived, unless the export replaces.
+    let mut retimed = cache.get(&key).unwrap();
+    retimed.wall_seconds += 1.0;
+    cache.put(&retimed).unwrap();
+    let kept = f.ws.export_cells(&plans, dir.path(), false).unwrap();
+    assert_eq!((kept.copied, kept.present), (0, t.copied));
+    assert_ne!(
+        archive.get(&key).unwrap().wall_seconds,
+        retimed.wall_seconds
+    );
+    let replaced = f.ws.export_cells(&plans, dir.path(), true).unwrap();
+    assert_eq!((replaced.copied, replaced.present), (t.copied, 0));
+    assert_eq!(
+        archive.get(&key).unwrap().wall_seconds,
+        retimed.wall_seconds
+    );
 }
 
 /// The witnesses behind re-stamps travel with an archive: a clone that imports it re-stamps
@@ -2346,7 +2363,7 @@ fn an_archive_carries_its_code_witnesses_to_another_clone() {
     before.insert("solver".into(), "before".into());
     f.ws.cache().witness_equivalent(&before, &now).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    f.ws.export_cells(&plans, dir.path()).unwrap();
+    f.ws.export_cells(&plans, dir.path(), false).unwrap();
     let archive = dyad_harness::engine::cache::Cache::at(dir.path());
     let mut old = archive.get(&key).unwrap();
     old.code = before;
@@ -2505,7 +2522,7 @@ fn an_archive_reports_its_real_data_cells_where_the_data_is_not() {
         read(&md.with_file_name("figures").join("demo-fig-map.png")),
     );
     let archive = tempfile::tempdir().unwrap();
-    f.ws.export_cells(&plans, archive.path()).unwrap();
+    f.ws.export_cells(&plans, archive.path(), false).unwrap();
     let records = dyad_harness::engine::cache::Cache::at(archive.path()).recorded_data();
     assert_eq!(records.len(), 1, "{records:?}");
     assert_eq!(

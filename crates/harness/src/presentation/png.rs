@@ -34,16 +34,23 @@ pub(super) fn encode_png(rgb: &[u8], (w, h): (u32, u32), stamp: &str) -> Result<
 }
 
 /// What a figure's PNG is drawn from: its SVG (the same layout and panels, drawn by the same
-/// code), the presentation code's fingerprint and the versions of the crates that rasterise and
-/// encode it (`DYAD_RENDER_DEPS`, from `Cargo.lock` by the build script). Equal stamps mean
-/// equal pixels, so a figure
-/// whose SVG and PNG on disk carry the stamp of the figure about to be drawn is not drawn again
-/// (a re-run with every cell cached renders nothing).
+/// code), the fingerprint of the code that lays out and rasterises figures and the versions of
+/// the crates that rasterise and encode it (`DYAD_RENDER_DEPS`, from `Cargo.lock` by the build
+/// script). Equal stamps mean equal pixels, so a figure whose SVG and PNG on disk carry the
+/// stamp of the figure about to be drawn is not drawn again (a re-run with every cell cached
+/// renders nothing). The report's pages (report.rs) are not part of it: whatever they pass to
+/// a figure shows in its SVG, and an edit of the pages alone leaves every PNG as it was.
 pub(super) fn render_stamp(svg: &str) -> String {
     use sha2::{Digest, Sha256};
-    // The presentation code's fingerprint, hashed once per process, not once per figure.
-    static CODE: std::sync::LazyLock<String> =
-        std::sync::LazyLock::new(|| crate::registry::fingerprint(&["harness/src/presentation/"]));
+    // The drawing code's fingerprint, hashed once per process, not once per figure.
+    static CODE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        crate::registry::fingerprint(&[
+            "harness/src/presentation/plots/",
+            "harness/src/presentation/layout.rs",
+            "harness/src/presentation/font.rs",
+            "harness/src/presentation/png.rs",
+        ])
+    });
     let mut h = Sha256::new();
     h.update(CODE.as_bytes());
     h.update(env!("DYAD_RENDER_DEPS").as_bytes());
