@@ -686,3 +686,42 @@ fn tensorly_power_iteration_recovers_an_orthogonal_tensor() {
         dec.objective
     );
 }
+
+/// The kernels a peer runs on are pinned (`peers::pinned_kernels`, so that a peer cell is the
+/// same on every x86-64 machine with AVX2): under the pinned variables the environment's
+/// NumPy imports without a warning (every disabled feature is one it dispatches), runs none of
+/// them, and every OpenBLAS it loads (NumPy's, SciPy's) reports the pinned core.
+#[test]
+fn peers_run_on_pinned_kernels() {
+    let Some(env) = ready("peers_run_on_pinned_kernels") else {
+        return;
+    };
+    let pinned = peers::pinned_kernels();
+    if pinned.is_empty() {
+        println!(
+            "SKIPPED: peers_run_on_pinned_kernels: this CPU lacks AVX2 or FMA: nothing pinned"
+        );
+        return;
+    }
+    let script = "\
+import json
+from numpy.core._multiarray_umath import __cpu_features__ as f
+import scipy.linalg, threadpoolctl
+cores = sorted({i.get('architecture') for i in threadpoolctl.threadpool_info() if i['internal_api'] == 'openblas'})
+print(json.dumps({'avx512': [k for k, v in f.items() if v and k.startswith('AVX512')], 'cores': cores}))
+";
+    let mut cmd = std::process::Command::new(env.python());
+    cmd.args(["-W", "error::ImportWarning", "-c", script]);
+    for (var, value) in &pinned {
+        cmd.env(var, value);
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["avx512"], serde_json::json!([]), "{v}");
+    assert_eq!(v["cores"], serde_json::json!(["Haswell"]), "{v}");
+}

@@ -990,9 +990,15 @@ pub fn render(r: &Report) -> String {
                 "OK: no unexplained difference ({differ} explained by a version bump, other data, a compared setting or a machine tolerance)"
             )
         } else {
+            // Named again here, briefly: a CI log may keep only the output's tail.
+            let names: Vec<String> = unexplained
+                .iter()
+                .map(|c| format!("  {} (max |B − A| {})", c.cell, num(c.max_abs)))
+                .collect();
             format!(
-                "FAIL: {} cells changed value without a version bump (listed above)",
-                unexplained.len()
+                "FAIL: {} cells changed value without a version bump (details above):\n{}",
+                unexplained.len(),
+                names.join("\n")
             )
         }
     );

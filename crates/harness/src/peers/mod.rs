@@ -31,6 +31,7 @@ pub mod venv;
 pub use params::*;
 pub use protocol::{
     HELPER, PROTOCOL, PeerMatrix, PeerRanker, PeerSparsePca, PeerTensor, REQUIREMENTS,
+    pinned_kernels,
 };
 pub use venv::{PeerEnv, tail};
 

@@ -37,6 +37,30 @@ const ONE_THREAD: [&str; 5] = [
     "NUMEXPR_NUM_THREADS",
 ];
 
+/// The CPU kernels the peers' numerics run on, pinned so that a peer cell is the same to the
+/// bit on every x86-64 machine with AVX2 and FMA (CI's machines differ: AVX-512 Xeons, AMD
+/// EPYCs). Unpinned, OpenBLAS picks its GEMM kernels by CPU (SkylakeX, Zen, Haswell) and
+/// NumPy its ufunc loops (AVX-512 or AVX2), and their roundings differ: quick peer cells moved
+/// by 1e-16 to 5e-7 between two machines, and TensorLy's power iteration, whose restarts keep
+/// the best of near-ties, by up to 0.6 in a metric. OpenBLAS's Haswell kernels and NumPy's
+/// loops without AVX-512 run on every such machine. A variable the user has set is kept; on a
+/// machine without AVX2 and FMA nothing is pinned (the kernels would not run there).
+pub fn pinned_kernels() -> Vec<(&'static str, &'static str)> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        return vec![
+            ("OPENBLAS_CORETYPE", "Haswell"),
+            // NumPy 1.26's dispatchable AVX-512 targets (naming one it does not know warns).
+            (
+                "NPY_DISABLE_CPU_FEATURES",
+                "AVX512F AVX512CD AVX512_KNL AVX512_KNM AVX512_SKX AVX512_CLX AVX512_CNL \
+                 AVX512_ICL",
+            ),
+        ];
+    }
+    Vec::new()
+}
+
 fn external(msg: String) -> AlgoError {
     AlgoError::External(msg)
 }
@@ -306,6 +330,11 @@ impl PeerRanker {
             .env("PYTHONHASHSEED", "0");
         for v in ONE_THREAD {
             cmd.env(v, "1");
+        }
+        for (var, value) in pinned_kernels() {
+            if std::env::var_os(var).is_none() {
+                cmd.env(var, value);
+            }
         }
         let status = crate::engine::interrupt::run_child(&mut cmd, dir.path()).map_err(|e| {
             fail(format!(
