@@ -9,7 +9,7 @@
 //! The code fingerprint kept beside each cell as provenance is derived from the code: for a
 //! solver, from the source of its list's crate and of every path dependency of that crate
 //! ([`package_fingerprint`]; `build.rs` reads the dependencies from the manifests); for the
-//! harness's own solvers, from their files ([`HARNESS_SOLVER_SOURCES`]) and the harness's
+//! harness's own solvers, from their files ([`harness_solver_sources`]) and the harness's
 //! dependencies. Nothing else is listed by hand.
 
 use crate::peers::{ItmlMetricLearnParams, LmnnMetricLearnParams, OasisNumpyParams, peer};
@@ -155,24 +155,28 @@ pub fn package_fingerprint(package: &str) -> String {
     fingerprint(package_sources(package))
 }
 
-/// The harness's own solvers (the Python peers, FuncISH's classifier) run the code under these
-/// paths — and the crates the harness depends on — never the rest of the harness (spec,
-/// engine, analysis, presentation: they never call it). Their fingerprint is that code, so an
-/// edit to the report or the planner does not mark their cells stale.
-pub const HARNESS_SOLVER_SOURCES: &[&str] = &[
-    "harness/src/peers/",
-    "harness/src/funcish_lr.rs",
-    "harness/src/registry.rs",
-];
+/// The harness's own solvers run the code under these paths — and the crates the harness
+/// depends on — never the rest of the harness (spec, engine, analysis, presentation: they
+/// never call it): the Python peers (`py:` names) the peer protocol, FuncISH's classifier its
+/// own file. Their fingerprint is that code, so an edit to the report or the planner does not
+/// mark their cells stale, nor an edit to the peers FuncISH's cells (and the reverse).
+pub fn harness_solver_sources(name: &str) -> &'static [&'static str] {
+    if name.starts_with("py:") {
+        &["harness/src/peers/", "harness/src/registry.rs"]
+    } else {
+        &["harness/src/funcish_lr.rs", "harness/src/registry.rs"]
+    }
+}
 
-/// The source directories and files a solver of `package` runs: the crate's and its path
-/// dependencies' ([`package_sources`]); for the harness's own solvers, its dependencies and
-/// [`HARNESS_SOLVER_SOURCES`].
-pub fn solver_sources(package: &str) -> Vec<&'static str> {
+/// The source directories and files solver `name` runs: those of its list's crate and the
+/// crate's path dependencies ([`package_sources`]); for the harness's own solvers, the
+/// harness's dependencies and [`harness_solver_sources`].
+pub fn solver_sources(name: &str) -> Vec<&'static str> {
+    let package = package_of(name).unwrap_or_else(|| panic!("unknown solver `{name}`"));
     let mut dirs = package_sources(package).to_vec();
     if package == env!("CARGO_PKG_NAME") {
         dirs.retain(|d| *d != "harness/src/");
-        dirs.extend_from_slice(HARNESS_SOLVER_SOURCES);
+        dirs.extend_from_slice(harness_solver_sources(name));
     }
     dirs
 }
@@ -180,8 +184,7 @@ pub fn solver_sources(package: &str) -> Vec<&'static str> {
 /// The code fingerprint of solver `name`'s cells: that of the code it runs
 /// ([`solver_sources`]).
 pub fn solver_fingerprint(name: &str) -> String {
-    let package = package_of(name).unwrap_or_else(|| panic!("unknown solver `{name}`"));
-    fingerprint(&solver_sources(package))
+    fingerprint(&solver_sources(name))
 }
 
 /// Fingerprint of a set of source prefixes (tasks and data providers still name the files they
@@ -240,44 +243,52 @@ mod tests {
 
     #[test]
     fn the_harness_solvers_are_fingerprinted_by_their_own_code_and_dependencies() {
-        let own = solver_sources(env!("CARGO_PKG_NAME"));
-        assert!(!own.contains(&"harness/src/"), "{own:?}");
-        for p in HARNESS_SOLVER_SOURCES {
-            assert!(own.contains(p), "{own:?}");
+        let edit = |file: &str| -> Vec<(&str, &str)> {
+            SOURCE_FINGERPRINTS
+                .iter()
+                .map(|&(p, h)| {
+                    if p.starts_with(file) {
+                        (p, "edited")
+                    } else {
+                        (p, h)
+                    }
+                })
+                .collect()
+        };
+        let moves = |solver: &str, file: &str| {
+            let own = solver_sources(solver);
+            fingerprint_in(&edit(file), &own) != fingerprint_in(SOURCE_FINGERPRINTS, &own)
+        };
+        for solver in [
+            "py:tensor-power-tensorly",
+            "py:itml-metric-learn",
+            "funcish-lr",
+        ] {
+            let own = solver_sources(solver);
+            assert!(!own.contains(&"harness/src/"), "{own:?}");
+            for p in harness_solver_sources(solver) {
+                assert!(own.contains(p), "{own:?}");
+            }
+            // The crates the harness's solvers call (OASIS, LORETA, ...) are in.
+            for dep in ["core/src/", "oasis/src/", "loreta/src/", "funcish/src/"] {
+                assert!(own.contains(&dep), "{dep}: {own:?}");
+            }
+            // The report's code is not: editing it leaves their fingerprints alone.
+            assert!(!moves(solver, "harness/src/presentation/"), "{solver}");
+            assert!(moves(solver, "harness/src/registry.rs"), "{solver}");
         }
-        // The crates the peers call (OASIS, LORETA, ...) are in.
-        for dep in ["core/src/", "oasis/src/", "loreta/src/", "funcish/src/"] {
-            assert!(own.contains(&dep), "{dep}: {own:?}");
-        }
-        // The report's code is not: editing it leaves the peers' fingerprint alone.
-        let edited: Vec<(&str, &str)> = SOURCE_FINGERPRINTS
-            .iter()
-            .map(|&(p, h)| {
-                if p.starts_with("harness/src/presentation/") {
-                    (p, "edited")
-                } else {
-                    (p, h)
-                }
-            })
-            .collect();
-        assert_eq!(
-            fingerprint_in(&edited, &own),
-            fingerprint_in(SOURCE_FINGERPRINTS, &own)
-        );
-        let edited: Vec<(&str, &str)> = SOURCE_FINGERPRINTS
-            .iter()
-            .map(|&(p, h)| {
-                if p == "harness/src/funcish_lr.rs" {
-                    (p, "edited")
-                } else {
-                    (p, h)
-                }
-            })
-            .collect();
-        assert_ne!(
-            fingerprint_in(&edited, &own),
-            fingerprint_in(SOURCE_FINGERPRINTS, &own)
-        );
+        // A peer's fingerprint follows the peer protocol, FuncISH's classifier its own file,
+        // and neither the other's.
+        assert!(moves(
+            "py:tensor-power-tensorly",
+            "harness/src/peers/protocol.rs"
+        ));
+        assert!(!moves(
+            "py:tensor-power-tensorly",
+            "harness/src/funcish_lr.rs"
+        ));
+        assert!(moves("funcish-lr", "harness/src/funcish_lr.rs"));
+        assert!(!moves("funcish-lr", "harness/src/peers/protocol.rs"));
     }
 
     #[test]
