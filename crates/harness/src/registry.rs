@@ -159,12 +159,13 @@ pub fn package_fingerprint(package: &str) -> String {
 /// depends on — never the rest of the harness (spec, engine, analysis, presentation: they
 /// never call it): the Python peers (`py:` names) the peer protocol, FuncISH's classifier its
 /// own file. Their fingerprint is that code, so an edit to the report or the planner does not
-/// mark their cells stale, nor an edit to the peers FuncISH's cells (and the reverse).
+/// mark their cells stale, nor an edit to the peers FuncISH's cells (and the reverse). A new
+/// harness solver must be listed here (the registry test fingerprints every solver).
 pub fn harness_solver_sources(name: &str) -> &'static [&'static str] {
-    if name.starts_with("py:") {
-        &["harness/src/peers/", "harness/src/registry.rs"]
-    } else {
-        &["harness/src/funcish_lr.rs", "harness/src/registry.rs"]
+    match name {
+        n if n.starts_with("py:") => &["harness/src/peers/", "harness/src/registry.rs"],
+        "funcish-lr" => &["harness/src/funcish_lr.rs", "harness/src/registry.rs"],
+        _ => panic!("harness solver `{name}`: list the files it runs in harness_solver_sources"),
     }
 }
 

@@ -688,9 +688,10 @@ fn tensorly_power_iteration_recovers_an_orthogonal_tensor() {
 }
 
 /// The kernels a peer runs on are pinned (`peers::pinned_kernels`, so that a peer cell is the
-/// same on every x86-64 machine with AVX2): under the pinned variables the environment's
-/// NumPy imports without a warning (every disabled feature is one it dispatches), runs none of
-/// them, and every OpenBLAS it loads (NumPy's, SciPy's) reports the pinned core.
+/// same on every x86-64 machine with AVX2): in Python started as every peer is
+/// (`peers::peer_command`), the environment's NumPy imports without a warning (every disabled
+/// feature is one it dispatches), runs none of them, and every OpenBLAS it loads (NumPy's,
+/// SciPy's) reports the pinned core.
 #[test]
 fn peers_run_on_pinned_kernels() {
     let Some(env) = ready("peers_run_on_pinned_kernels") else {
@@ -710,12 +711,10 @@ import scipy.linalg, threadpoolctl
 cores = sorted({i.get('architecture') for i in threadpoolctl.threadpool_info() if i['internal_api'] == 'openblas'})
 print(json.dumps({'avx512': [k for k, v in f.items() if v and k.startswith('AVX512')], 'cores': cores}))
 ";
-    let mut cmd = std::process::Command::new(env.python());
-    cmd.args(["-W", "error::ImportWarning", "-c", script]);
-    for (var, value) in &pinned {
-        cmd.env(var, value);
-    }
-    let out = cmd.output().unwrap();
+    let out = peers::peer_command(&env.python())
+        .args(["-W", "error::ImportWarning", "-c", script])
+        .output()
+        .unwrap();
     assert!(
         out.status.success(),
         "{}",

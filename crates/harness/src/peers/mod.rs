@@ -31,7 +31,7 @@ pub mod venv;
 pub use params::*;
 pub use protocol::{
     HELPER, PROTOCOL, PeerMatrix, PeerRanker, PeerSparsePca, PeerTensor, REQUIREMENTS,
-    pinned_kernels,
+    peer_command, pinned_kernels,
 };
 pub use venv::{PeerEnv, tail};
 

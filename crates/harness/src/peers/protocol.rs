@@ -61,6 +61,23 @@ pub fn pinned_kernels() -> Vec<(&'static str, &'static str)> {
     Vec::new()
 }
 
+/// The environment's Python as every peer runs it: one thread, a fixed hash seed, no bytecode
+/// files, and the [`pinned_kernels`] (unless the user has set those variables).
+pub fn peer_command(python: &Path) -> Command {
+    let mut cmd = Command::new(python);
+    cmd.env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("PYTHONHASHSEED", "0");
+    for v in ONE_THREAD {
+        cmd.env(v, "1");
+    }
+    for (var, value) in pinned_kernels() {
+        if std::env::var_os(var).is_none() {
+            cmd.env(var, value);
+        }
+    }
+    cmd
+}
+
 fn external(msg: String) -> AlgoError {
     AlgoError::External(msg)
 }
@@ -319,23 +336,13 @@ impl PeerRanker {
         // Run, output captured in files (no pipe to fill).
         let (out_path, err_path) = (dir.path().join("stdout.txt"), dir.path().join("stderr.txt"));
         let file = |p: &Path| std::fs::File::create(p).map_err(|e| input_error("output file", e));
-        let mut cmd = Command::new(&python);
+        let mut cmd = peer_command(&python);
         cmd.arg(&script)
             .arg(dir.path())
             .current_dir(dir.path())
             .stdin(Stdio::null())
             .stdout(file(&out_path)?)
-            .stderr(file(&err_path)?)
-            .env("PYTHONDONTWRITEBYTECODE", "1")
-            .env("PYTHONHASHSEED", "0");
-        for v in ONE_THREAD {
-            cmd.env(v, "1");
-        }
-        for (var, value) in pinned_kernels() {
-            if std::env::var_os(var).is_none() {
-                cmd.env(var, value);
-            }
-        }
+            .stderr(file(&err_path)?);
         let status = crate::engine::interrupt::run_child(&mut cmd, dir.path()).map_err(|e| {
             fail(format!(
                 "peer script {}: cannot run {}: {e}",
