@@ -1161,8 +1161,32 @@ fn check_bands(ws: &Workspace, targets: &[String], profile: Profile) -> Result<E
     let mut failures = Vec::new();
     let (mut n, mut within, mut skipped) = (0, 0, 0);
     let (mut sane, mut sanity_n) = (0, 0);
+    let mut undecided = 0;
     for p in &plans {
         let res = ExperimentResults::load(p, &cache);
+        // Grid edges no choice keeps on purpose: not a failure (the report flags them beside
+        // every verdict resting on them), but each is a decision still to make. At the paper
+        // profile only: the quick profile's grids are CI-sized on purpose.
+        let paper = profile == Profile::Paper;
+        for e in dyad_harness::analysis::edges::edges(&res)
+            .into_iter()
+            .filter(|_| paper)
+        {
+            if e.flagged() && dyad_harness::analysis::edges::decision(&res, &e).is_none() {
+                undecided += 1;
+                say!(
+                    "{:<6} {:<26} grid edge: {} {} at its {} in {} of {} choices (extend the \
+                     grid, or keep it with a reason: a [[choices]] entry with `edges`)",
+                    "note",
+                    p.spec.id,
+                    e.solver,
+                    e.param,
+                    if e.high >= e.low { "highest" } else { "lowest" },
+                    e.low.max(e.high),
+                    e.choices
+                );
+            }
+        }
         for line in check::sanity(&res) {
             sanity_n += 1;
             say!(
@@ -1223,6 +1247,12 @@ fn check_bands(ws: &Workspace, targets: &[String], profile: Profile) -> Result<E
         String::new()
     };
     say!("{sane} of {sanity_n} sanity checks hold (profile {profile})");
+    if undecided > 0 {
+        say!(
+            "{undecided} tuned parameters chosen on a grid edge in most cells with no recorded \
+             decision (profile {profile}; notes above)"
+        );
+    }
     if failures.is_empty() {
         say!("{within} of {n} expectations within their bands (profile {profile}){skipped_note}");
         Ok(ExitCode::SUCCESS)

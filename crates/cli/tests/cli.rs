@@ -1246,3 +1246,47 @@ fn a_damaged_cell_is_computed_again_with_a_warning_naming_it() {
         stderr(&o)
     );
 }
+
+/// `dyad check` at the paper profile lists each tuned parameter chosen on its grid's edge in
+/// most cells that no `[[choices]]` entry keeps on purpose, and is silent once one does.
+#[test]
+fn check_lists_grid_edges_no_choice_decides() {
+    let tuned = spec(1, 1000)
+        .replace(
+            "k_max = 10\n",
+            "k_max = 10\nearly_stopping = { validation_fraction = 0.2 }\n",
+        )
+        .replace(
+            "name = \"oasis\"\n",
+            "name = \"oasis\"\ntune = { c = [0.01, 0.1] }\n",
+        );
+    let ws = Ws::new(&tuned);
+    assert!(
+        ws.run(&["run", "demo", "--profile", "paper"])
+            .status
+            .success()
+    );
+    // A two-value grid: its one choice sits on an edge.
+    let o = ws.run(&["check", "--profile", "paper"]);
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        out.contains("grid edge: OASIS c at its")
+            && out.contains("1 tuned parameters chosen on a grid edge"),
+        "{out}"
+    );
+    // The quick profile's grids are CI-sized: no notes there.
+    ws.run(&["run", "demo", "--profile", "quick"]);
+    let o = ws.run(&["check", "--profile", "quick"]);
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("grid edge"));
+    // Kept on purpose: no note.
+    let decided = tuned.replacen(
+        "[[datasets]]",
+        "[[choices]]\ntopic = \"grid\"\nchoice = \"kept\"\nreason = \"r\"\n\
+         edges = [{ solver = \"oasis\", param = \"c\" }]\n\n[[datasets]]",
+        1,
+    );
+    std::fs::write(ws.dir.path().join("experiments/demo/fig.toml"), decided).unwrap();
+    let o = ws.run(&["check", "--profile", "paper"]);
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(!out.contains("grid edge"), "{out}");
+}

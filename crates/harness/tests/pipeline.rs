@@ -2580,3 +2580,34 @@ fn an_archive_reports_its_real_data_cells_where_the_data_is_not() {
     };
     assert!(err.contains("this data set is not here"), "{err}");
 }
+
+/// A choice that keeps a grid edge on purpose names a solver of the spec and a parameter it
+/// tunes: a typo would leave the edge undecided in the report while the spec looks decided.
+#[test]
+fn a_decision_on_a_grid_edge_names_a_tuned_parameter_of_the_spec() {
+    let with_choice = |edges: &str| {
+        let choice = format!(
+            "[[choices]]\ntopic = \"grids\"\nchoice = \"kept\"\nreason = \"r\"\nedges = {edges}\n\n"
+        );
+        SPEC.replacen("[[datasets]]", &format!("{choice}[[datasets]]"), 1)
+    };
+    for (edges, what) in [
+        (
+            r#"[{ solver = "oasis", param = "c" }]"#,
+            r#"solver "oasis" tunes no parameter "c""#,
+        ),
+        (
+            r#"[{ solver = "oasys", param = "c" }]"#,
+            r#"no solver "oasys""#,
+        ),
+    ] {
+        let spec = with_choice(edges);
+        let e = plan_error(&fixture(&spec).ws);
+        assert!(e.contains(what), "{edges}: {e}");
+        let line = spec.lines().position(|l| l.starts_with("edges")).unwrap() + 1;
+        assert!(e.contains(&format!("fig.toml:{line}:")), "{edges}: {e}");
+    }
+    // An unknown key in the entry is refused too.
+    let e = plan_error(&fixture(&with_choice(r#"[{ solver = "oasis", parameter = "c" }]"#)).ws);
+    assert!(e.contains("parameter"), "{e}");
+}

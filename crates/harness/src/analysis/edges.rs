@@ -19,6 +19,8 @@ use std::collections::BTreeMap;
 pub struct EdgeCount {
     /// Legend label of the solver instance.
     pub solver: String,
+    /// The instance's index in the plan's solvers.
+    pub instance: usize,
     pub param: String,
     /// The grid's values, ascending.
     pub grid: Vec<f64>,
@@ -100,6 +102,7 @@ pub fn edges(res: &ExperimentResults<'_>) -> Vec<EdgeCount> {
             let (lo, hi) = (grid[0], grid[grid.len() - 1]);
             let mut count = EdgeCount {
                 solver: sv.label.clone(),
+                instance: si,
                 param: param.clone(),
                 grid: grid.clone(),
                 low: 0,
@@ -206,6 +209,71 @@ pub fn stationarity(res: &ExperimentResults<'_>) -> Vec<StationarityCount> {
     by.into_values().collect()
 }
 
+/// The spec's choice that keeps this edge on purpose (its `edges` name the instance's label,
+/// series or registry name and the parameter), if any.
+pub fn decision<'a>(res: &ExperimentResults<'a>, x: &EdgeCount) -> Option<&'a crate::spec::Choice> {
+    let sv = &res.plan.solvers[x.instance];
+    res.plan.spec.spec.choices.iter().find(|c| {
+        c.edges.iter().any(|e| {
+            e.param == x.param
+                && (e.solver == sv.label || e.solver == sv.series || e.solver == sv.name)
+        })
+    })
+}
+
+/// The flagged edges among the solver instances `named` accepts, one phrase per series and
+/// parameter (every rank of a grid summed): what a verdict resting on them says (issue 42
+/// §4), with the choice that keeps the edge when the spec records one.
+pub fn flagged_phrases(
+    res: &ExperimentResults<'_>,
+    named: impl Fn(&crate::engine::plan::SolverInstance) -> bool,
+) -> Vec<String> {
+    let mut by: BTreeMap<(String, String), (EdgeCount, usize, Option<String>)> = BTreeMap::new();
+    for x in edges(res).into_iter().filter(EdgeCount::flagged) {
+        let sv = &res.plan.solvers[x.instance];
+        if !named(sv) {
+            continue;
+        }
+        let kept = decision(res, &x).map(|c| c.topic.clone());
+        let entry = by
+            .entry((sv.series.clone(), x.param.clone()))
+            .or_insert_with(|| {
+                let zero = EdgeCount {
+                    low: 0,
+                    high: 0,
+                    choices: 0,
+                    ..x.clone()
+                };
+                (zero, 0, kept.clone())
+            });
+        entry.0.low += x.low;
+        entry.0.high += x.high;
+        entry.0.choices += x.choices;
+        entry.1 += 1;
+        if entry.2.is_none() {
+            entry.2 = kept;
+        }
+    }
+    by.into_iter()
+        .map(|((series, param), (x, instances, kept))| {
+            let who = if instances > 1 {
+                format!("{series} ({instances} instances)")
+            } else {
+                x.solver.clone()
+            };
+            let side = if x.high >= x.low {
+                format!("highest in {} of {}", x.high, x.choices)
+            } else {
+                format!("lowest in {} of {}", x.low, x.choices)
+            };
+            let kept = kept
+                .map(|t| format!(" (kept on purpose: see the choice \"{t}\")"))
+                .unwrap_or_default();
+            format!("{who} {param} chosen at its grid's {side} choices{kept}")
+        })
+        .collect()
+}
+
 /// The report's line on grid edges, caps and stationarity, `None` when the experiment tunes
 /// nothing, caps nothing and records no residual.
 pub fn summary(res: &ExperimentResults<'_>) -> Option<String> {
@@ -225,8 +293,12 @@ pub fn summary(res: &ExperimentResults<'_>) -> Option<String> {
     let mut parts: Vec<String> = e
         .iter()
         .map(|x| {
+            let kept = match decision(res, x) {
+                Some(c) if x.flagged() => format!(" (kept on purpose: \"{}\")", c.topic),
+                _ => String::new(),
+            };
             format!(
-                "{}{} {} over {{{}}}: lowest {} / highest {} of {} choices",
+                "{}{} {} over {{{}}}: lowest {} / highest {} of {} choices{kept}",
                 if x.flagged() { "⚠ " } else { "" },
                 x.solver,
                 x.param,
@@ -265,13 +337,22 @@ pub fn summary(res: &ExperimentResults<'_>) -> Option<String> {
     let flagged = e.iter().filter(|x| x.flagged()).count()
         + c.iter().filter(|x| x.at_cap > 0).count()
         + st.iter().filter(|x| !x.above.is_empty()).count();
+    let kept = e
+        .iter()
+        .filter(|x| x.flagged() && decision(res, x).is_some())
+        .count();
+    let kept = if kept > 0 {
+        format!(", {kept} of them kept on purpose with a reason in the experiment's choices")
+    } else {
+        String::new()
+    };
     Some(format!(
         "Tuning and convergence{}: {}.",
         if flagged > 0 {
             format!(
-                " ({flagged} flagged ⚠: a choice on a grid edge in most cells is not shown to be \
-                 tuned, and a fit at its cap or above the residual bound is not converged; verdicts \
-                 resting on them say less)"
+                " ({flagged} flagged ⚠{kept}: a choice on a grid edge in most cells is not shown \
+                 to be tuned, and a fit at its cap or above the residual bound is not converged; \
+                 verdicts resting on them say less)"
             )
         } else {
             String::new()
@@ -321,6 +402,7 @@ mod tests {
     fn a_parameter_is_flagged_when_most_choices_sit_on_one_edge() {
         let c = |low, high, choices| EdgeCount {
             solver: "TR".into(),
+            instance: 0,
             param: "lambda".into(),
             grid: vec![0.1, 1.0, 10.0],
             low,

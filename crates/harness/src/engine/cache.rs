@@ -153,6 +153,11 @@ pub struct CellResult {
     /// ([`crate::tasks::Carry`]); its values and timings are that cell's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub carried_from: Option<String>,
+    /// The processor that computed (and timed) the cell ([`machine`]); `None` for cells from
+    /// before it was recorded. Provenance, not part of the key: a ratio of two cells' times
+    /// taken on different machines mixes two clocks, and the report says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
 }
 
 /// The parts (`solver`, `task`, `data`) whose source fingerprints differ between the current
@@ -333,6 +338,24 @@ impl Holder {
                 .map_or(0, |d| d.as_secs()),
         }
     }
+}
+
+/// The processor this process runs on, as its timings' provenance: the first `model name`
+/// of `/proc/cpuinfo` (else the architecture) and the CPUs the process may use, e.g.
+/// `"AMD EPYC (2 CPUs)"`. Not the host name: two VMs of one kind time alike.
+pub fn machine() -> String {
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, m)| m.split_whitespace().collect::<Vec<_>>().join(" "))
+        })
+        .filter(|m| !m.is_empty())
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string());
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    format!("{model} ({cpus} CPU{})", if cpus == 1 { "" } else { "s" })
 }
 
 /// This machine's name (`/proc/sys/kernel/hostname`, else `$HOSTNAME`, else `localhost`).
@@ -948,6 +971,7 @@ mod tests {
             dyad_version: "0".into(),
             code: BTreeMap::from([("solver".into(), "f".into())]),
             carried_from: None,
+            machine: None,
             records: vec![Record {
                 set: "test".into(),
                 metric: "precision".into(),

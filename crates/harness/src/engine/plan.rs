@@ -1108,6 +1108,28 @@ fn check_names(
             return Err(bad_solver(&["tables", &i.to_string(), "solvers"], n));
         }
     }
+    // A decision on a grid edge names a parameter some named instance tunes.
+    for (i, c) in s.choices.iter().enumerate() {
+        for e in &c.edges {
+            let path = ["choices", &i.to_string(), "edges"];
+            if !solver_ok(&e.solver) {
+                return Err(bad_solver(&path, &e.solver));
+            }
+            let tunes = solvers.iter().any(|sv| {
+                (sv.label == e.solver || sv.name == e.solver || sv.series == e.solver)
+                    && sv.tune.iter().any(|t| t.get(&e.param).is_some())
+            });
+            if !tunes {
+                return Err(spec.error_at_key(
+                    &path,
+                    format!(
+                        "choice \"{}\": solver \"{}\" tunes no parameter \"{}\" in this spec",
+                        c.topic, e.solver, e.param
+                    ),
+                ));
+            }
+        }
+    }
     Ok(())
 }
 

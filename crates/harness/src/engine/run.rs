@@ -653,6 +653,7 @@ fn run_cell(plan: &Plan, ci: usize, loaded: &Data, start: Instant) -> Result<Cel
         records: out.records,
         artifacts: out.artifacts,
         carried_from: None,
+        machine: Some(crate::engine::cache::machine()),
     })
 }
 
@@ -839,7 +840,7 @@ impl Reporter {
 
 #[cfg(test)]
 mod tests {
-    use super::{Remaining, Timings, human_seconds, on_threads};
+    use super::{Remaining, Timings, compare_again, human_seconds, on_threads};
     use rayon::prelude::*;
     use std::cell::Cell;
     use std::sync::Mutex;
@@ -847,6 +848,50 @@ mod tests {
     thread_local! {
         /// Cells running on this OS thread right now.
         static CELLS: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// The three ends of a recomputed cell when runs share a cache: compared here (old and
+    /// new both present), compared by another run (the old file gone because that run found
+    /// the new cell reproduces it), or not computed (the old file stays for inspection).
+    #[test]
+    fn a_recomputed_cell_is_compared_here_or_elsewhere_or_kept() {
+        use crate::engine::cache::{Cache, test_cell};
+        let (plan, dir) = crate::analysis::quick_plan("oasis/fig6.toml");
+        let cache = Cache::new(dir.path());
+        let key = plan.cells[0].key.clone();
+        let mut cell = test_cell(&key);
+        cell.records = vec![crate::engine::cache::Record {
+            set: "test".into(),
+            metric: "map".into(),
+            step: 0,
+            seconds: 0.0,
+            k: None,
+            coord: None,
+            value: 0.5,
+        }];
+        // Here: the old cell moved aside, the new one computed identical.
+        cache.put(&cell).unwrap();
+        cache.supersede(&key).unwrap();
+        cache.put(&cell).unwrap();
+        let r = compare_again(&cache, &plan, 0);
+        assert!(r.comparison.as_ref().is_some_and(|c| c.identical()));
+        assert!(r.kept.is_none() && !r.compared_elsewhere);
+        assert!(
+            !cache.superseded_path(&key).exists(),
+            "an identical old cell is deleted"
+        );
+        // Elsewhere: another run computed the cell and deleted the old file; this run finds
+        // the new cell and no old one to compare with.
+        let r = compare_again(&cache, &plan, 0);
+        assert!(r.comparison.is_none() && r.kept.is_none() && r.compared_elsewhere);
+        // Not computed (a failure): the old cell stays where it was moved, and is named.
+        cache.supersede(&key).unwrap();
+        let r = compare_again(&cache, &plan, 0);
+        assert!(r.comparison.is_none() && !r.compared_elsewhere);
+        assert_eq!(
+            r.kept.as_deref(),
+            Some(cache.superseded_path(&key).as_path())
+        );
     }
 
     #[test]

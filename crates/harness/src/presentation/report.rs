@@ -238,15 +238,16 @@ fn tallies(res: &ExperimentResults<'_>) -> Counts {
 /// iterations on purpose, and their lines carry no such warning.
 fn judged_line(res: &ExperimentResults<'_>, c: &crate::spec::Claim) -> String {
     let mut o = judge(res, c);
-    if res.plan.metric(&c.metric).is_timing(&c.metric) {
-        return claim_line(&o);
-    }
     let named = |s: &crate::engine::plan::SolverInstance| {
         [Some(&c.solver), c.versus.as_ref()]
             .into_iter()
             .flatten()
             .any(|n| *n == s.label || *n == s.series || *n == s.name)
     };
+    if res.plan.metric(&c.metric).is_timing(&c.metric) {
+        o.detail.push_str(&machines_note(res, c, named));
+        return claim_line(&o);
+    }
     let labels: Vec<&str> = res
         .plan
         .solvers
@@ -268,7 +269,46 @@ fn judged_line(res: &ExperimentResults<'_>, c: &crate::spec::Claim) -> String {
         o.detail
             .push_str(&format!(" ⚠ not converged: {}", capped.join("; ")));
     }
+    let edges = crate::analysis::edges::flagged_phrases(res, named);
+    if !edges.is_empty() {
+        o.detail
+            .push_str(&format!(" ⚠ tuned on a grid edge: {}", edges.join("; ")));
+    }
     claim_line(&o)
+}
+
+/// A timing claim whose cells were timed on more than one machine (or partly on one not
+/// recorded) says so and counts the cells of each: its ratio mixes clocks. Empty when every
+/// cell it reads names one machine, or none does (cells from before machines were recorded).
+fn machines_note(
+    res: &ExperimentResults<'_>,
+    c: &crate::spec::Claim,
+    named: impl Fn(&crate::engine::plan::SolverInstance) -> bool,
+) -> String {
+    let plan = res.plan;
+    let datasets: Vec<&String> = c.datasets.iter().chain(&c.versus_dataset).collect();
+    let mut by: std::collections::BTreeMap<Option<&str>, usize> = Default::default();
+    for (cell, r) in plan.cells.iter().zip(&res.cells) {
+        let Some(r) = r else { continue };
+        let in_claim = datasets.is_empty()
+            || datasets
+                .iter()
+                .any(|d| **d == plan.datasets[cell.dataset].id);
+        if in_claim && named(&plan.solvers[cell.solver]) {
+            *by.entry(r.machine.as_deref()).or_default() += 1;
+        }
+    }
+    if by.len() < 2 || by.keys().all(Option::is_none) {
+        return String::new();
+    }
+    let parts: Vec<String> = by
+        .iter()
+        .map(|(m, n)| format!("{} ({n} cells)", m.unwrap_or("machine not recorded")))
+        .collect();
+    format!(
+        " ⚠ timed on more than one machine, so the ratio mixes their clocks: {}",
+        parts.join("; ")
+    )
 }
 
 /// One claim line: on a stand-in, a shape check marked SYNTHETIC; our diagnostic marked so;
@@ -1582,6 +1622,16 @@ fn html_page(doc: &[Block], title: &str) -> String {
 mod tests {
     use super::*;
 
+    /// The claim `id` of a plan's spec.
+    fn claim_of<'a>(plan: &'a crate::engine::plan::Plan, id: &str) -> &'a crate::spec::Claim {
+        plan.spec
+            .spec
+            .claims
+            .iter()
+            .find(|c| c.id == id)
+            .unwrap_or_else(|| panic!("{id}"))
+    }
+
     #[test]
     fn a_claim_on_fits_at_their_cap_says_so() {
         use crate::engine::cache::{Record, test_cell};
@@ -1611,14 +1661,7 @@ mod tests {
             })
             .collect();
         let res = ExperimentResults { plan: &plan, cells };
-        let claim = |id: &str| {
-            plan.spec
-                .spec
-                .claims
-                .iter()
-                .find(|c| c.id == id)
-                .unwrap_or_else(|| panic!("{id}"))
-        };
+        let claim = |id: &str| claim_of(&plan, id);
         let fits = plan
             .cells
             .iter()
@@ -1640,6 +1683,121 @@ mod tests {
         timed.metric = "selection_seconds".into();
         let line = judged_line(&res, &timed);
         assert!(!line.contains("not converged"), "{line}");
+    }
+
+    #[test]
+    fn a_claim_on_a_baseline_tuned_at_its_grid_edge_says_so_and_names_the_decision() {
+        use crate::engine::cache::test_cell;
+        // table4's quick plan: OASIS, Euclidean, MCML, LEGO (eta over the paper's grid) and
+        // LMNN (omega); fig6's choice "the baselines' grids" keeps both edges on purpose.
+        let (mut plan, _dir) = crate::analysis::quick_plan("oasis/table4.toml");
+        let cells = |plan: &crate::engine::plan::Plan| {
+            plan.cells
+                .iter()
+                .map(|c| {
+                    let mut r = test_cell(&c.key);
+                    // LEGO always at its highest eta, LMNN inside its grid.
+                    r.tuned = match plan.solvers[c.solver].label.as_str() {
+                        "LEGO" => Some(serde_json::json!({ "eta": 0.32 })),
+                        "LMNN" => Some(serde_json::json!({ "omega": 0.25 })),
+                        _ => None,
+                    };
+                    Some(r)
+                })
+                .collect::<Vec<_>>()
+        };
+        let lego = plan
+            .cells
+            .iter()
+            .filter(|c| plan.solvers[c.solver].label == "LEGO")
+            .count();
+        let claim = |plan: &crate::engine::plan::Plan, id: &str| claim_of(plan, id).clone();
+        let res = ExperimentResults {
+            plan: &plan,
+            cells: cells(&plan),
+        };
+        let line = judged_line(&res, &claim(&plan, "oasis-beats-lego"));
+        assert!(
+            line.contains(&format!(
+                "⚠ tuned on a grid edge: LEGO eta chosen at its grid's highest in {lego} of \
+                 {lego} choices (kept on purpose: see the choice \"the baselines' grids\")"
+            )),
+            "{line}"
+        );
+        let line = judged_line(&res, &claim(&plan, "oasis-beats-lmnn"));
+        assert!(!line.contains("grid edge"), "{line}");
+        let summary = crate::analysis::edges::summary(&res).unwrap();
+        assert!(
+            summary.contains("1 flagged ⚠, 1 of them kept on purpose")
+                && summary.contains("(kept on purpose: \"the baselines' grids\")"),
+            "{summary}"
+        );
+        // Without the decision the edge is flagged, and nothing says it was kept.
+        for c in &mut plan.spec.spec.choices {
+            c.edges.clear();
+        }
+        let res = ExperimentResults {
+            plan: &plan,
+            cells: cells(&plan),
+        };
+        let line = judged_line(&res, &claim(&plan, "oasis-beats-lego"));
+        assert!(
+            line.contains("⚠ tuned on a grid edge: LEGO eta") && !line.contains("kept"),
+            "{line}"
+        );
+        let summary = crate::analysis::edges::summary(&res).unwrap();
+        assert!(
+            summary.contains("(1 flagged ⚠:") && !summary.contains("kept"),
+            "{summary}"
+        );
+    }
+
+    #[test]
+    fn a_timing_claim_on_cells_of_two_machines_says_so() {
+        use crate::engine::cache::test_cell;
+        // table5's quick plan: "faster-than-lego" compares OASIS's and LEGO's training times.
+        let (plan, _dir) = crate::analysis::quick_plan("oasis/table5.toml");
+        let claim = claim_of(&plan, "faster-than-lego");
+        let line = |machine: &dyn Fn(&str) -> Option<String>| {
+            let cells = plan
+                .cells
+                .iter()
+                .map(|c| {
+                    let mut r = test_cell(&c.key);
+                    r.machine = machine(plan.solvers[c.solver].label.as_str());
+                    Some(r)
+                })
+                .collect();
+            judged_line(&ExperimentResults { plan: &plan, cells }, claim)
+        };
+        // Cells of the claim's data sets only (OASIS also runs on c249, which it does not read).
+        let n = |label: &str| {
+            plan.cells
+                .iter()
+                .filter(|c| {
+                    plan.solvers[c.solver].label == label
+                        && claim.datasets.contains(&plan.datasets[c.dataset].id)
+                })
+                .count()
+        };
+        let two = line(&|l| Some(if l == "LEGO" { "B" } else { "A" }.to_string()));
+        assert!(
+            two.contains(&format!(
+                "⚠ timed on more than one machine, so the ratio mixes their clocks: A ({} cells); \
+                 B ({} cells)",
+                n("OASIS"),
+                n("LEGO")
+            )),
+            "{two}"
+        );
+        // Other solvers' cells (MCML, LMNN) on a third machine do not enter this claim.
+        let one = line(&|l| Some(if l == "MCML" { "C" } else { "A" }.to_string()));
+        assert!(!one.contains("more than one machine"), "{one}");
+        // Cells from before machines were recorded: nothing to say.
+        assert!(!line(&|_| None).contains("machine"));
+        // Partly unrecorded: said, since the two clocks cannot be shown to be one.
+        let part = line(&|l| (l == "OASIS").then(|| "A".to_string()));
+        assert!(part.contains("machine not recorded"), "{part}");
     }
 
     #[test]

@@ -63,6 +63,20 @@ pub struct Choice {
     pub topic: String,
     pub choice: String,
     pub reason: String,
+    /// Tuned parameters this choice keeps on a grid edge on purpose (issue 42 §4): the
+    /// report's tuning line and every verdict resting on such an edge name this choice as the
+    /// decision (`edges = [{ solver = "LMNN", param = "omega" }]`).
+    #[serde(default)]
+    pub edges: Vec<EdgeRef>,
+}
+
+/// A tuned parameter of the spec's solvers: `solver` is a label, a series or a registry name,
+/// as in claims; it may name several instances (every rank of a grid).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct EdgeRef {
+    pub solver: String,
+    pub param: String,
 }
 
 /// One data set instance: a cell dimension.
