@@ -214,27 +214,28 @@ pub fn stationarity(res: &ExperimentResults<'_>) -> Vec<StationarityCount> {
 pub fn decision<'a>(res: &ExperimentResults<'a>, x: &EdgeCount) -> Option<&'a crate::spec::Choice> {
     let sv = &res.plan.solvers[x.instance];
     res.plan.spec.spec.choices.iter().find(|c| {
-        c.edges.iter().any(|e| {
-            e.param == x.param
-                && (e.solver == sv.label || e.solver == sv.series || e.solver == sv.name)
-        })
+        c.edges
+            .iter()
+            .any(|e| e.param == x.param && sv.answers_to(&e.solver))
     })
 }
 
-/// The flagged edges among the solver instances `named` accepts, one phrase per series and
-/// parameter (every rank of a grid summed): what a verdict resting on them says (issue 42
-/// §4), with the choice that keeps the edge when the spec records one.
+/// The flagged edges among `edges` (the experiment's [`edges`]) of the solver instances
+/// `named` accepts, one phrase per series and parameter (every rank of a grid summed): what a
+/// verdict resting on them says (issue 42 §4), with the choice that keeps the edge when the
+/// spec records one.
 pub fn flagged_phrases(
     res: &ExperimentResults<'_>,
+    edges: &[EdgeCount],
     named: impl Fn(&crate::engine::plan::SolverInstance) -> bool,
 ) -> Vec<String> {
     let mut by: BTreeMap<(String, String), (EdgeCount, usize, Option<String>)> = BTreeMap::new();
-    for x in edges(res).into_iter().filter(EdgeCount::flagged) {
+    for x in edges.iter().filter(|x| x.flagged()) {
         let sv = &res.plan.solvers[x.instance];
         if !named(sv) {
             continue;
         }
-        let kept = decision(res, &x).map(|c| c.topic.clone());
+        let kept = decision(res, x).map(|c| c.topic.clone());
         let entry = by
             .entry((sv.series.clone(), x.param.clone()))
             .or_insert_with(|| {

@@ -344,6 +344,11 @@ impl Holder {
 /// of `/proc/cpuinfo` (else the architecture) and the CPUs the process may use, e.g.
 /// `"AMD EPYC (2 CPUs)"`. Not the host name: two VMs of one kind time alike.
 pub fn machine() -> String {
+    static MACHINE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    MACHINE.get_or_init(read_machine).clone()
+}
+
+fn read_machine() -> String {
     let model = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|s| {

@@ -127,6 +127,13 @@ impl std::fmt::Debug for Learners {
 }
 
 impl SolverInstance {
+    /// Whether a spec's reference to a solver (in a claim, a band, a choice's `edges`) names
+    /// this instance: its legend label, its series (a grid's label without the point) or its
+    /// registry name.
+    pub fn answers_to(&self, n: &str) -> bool {
+        self.label == n || self.series == n || self.name == n
+    }
+
     /// The learner built from its resolved parameters (at plan time): what planning and the
     /// sanity checks ask for its stated properties (its start, its memory, its statistics).
     pub fn built(&self) -> Option<&registry::BuiltSolver> {
@@ -995,11 +1002,7 @@ fn check_names(
     solvers: &[SolverInstance],
 ) -> Result<(), SpecError> {
     let s = &spec.spec;
-    let solver_ok = |n: &str| {
-        solvers
-            .iter()
-            .any(|sv| sv.label == n || sv.name == n || sv.series == n)
-    };
+    let solver_ok = |n: &str| solvers.iter().any(|sv| sv.answers_to(n));
     let dataset_ok = |n: &str| datasets.iter().any(|d| d.id == n);
     let known_solvers = || {
         solvers
@@ -1116,8 +1119,7 @@ fn check_names(
                 return Err(bad_solver(&path, &e.solver));
             }
             let tunes = solvers.iter().any(|sv| {
-                (sv.label == e.solver || sv.name == e.solver || sv.series == e.solver)
-                    && sv.tune.iter().any(|t| t.get(&e.param).is_some())
+                sv.answers_to(&e.solver) && sv.tune.iter().any(|t| t.get(&e.param).is_some())
             });
             if !tunes {
                 return Err(spec.error_at_key(

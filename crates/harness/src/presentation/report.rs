@@ -231,18 +231,45 @@ fn tallies(res: &ExperimentResults<'_>) -> Counts {
     counts
 }
 
+/// The lines of an experiment's claims (see [`judged_line_with`]).
+fn judged_lines<'c>(
+    res: &ExperimentResults<'_>,
+    claims: impl IntoIterator<Item = &'c crate::spec::Claim>,
+) -> Vec<String> {
+    // The experiment's grid edges and caps, counted once for all its claims.
+    let edges = crate::analysis::edges::edges(res);
+    let caps = crate::analysis::edges::caps(res);
+    claims
+        .into_iter()
+        .map(|c| judged_line_with(res, c, &edges, &caps))
+        .collect()
+}
+
+/// One claim's line (see [`judged_lines`]).
+#[cfg(test)]
+fn judged_line(res: &ExperimentResults<'_>, c: &crate::spec::Claim) -> String {
+    judged_lines(res, [c]).remove(0)
+}
+
 /// A claim's line with, after its numbers, the chosen fits of its solvers (the claimed one and
 /// the one it is compared with) that stopped at their iteration cap: a verdict on fits that
-/// did not converge says so (issue 42 §4). A claim on a timing (seconds per step or
-/// iteration) is about cost, not about where a fit ends: timing specs run a fixed budget of
-/// iterations on purpose, and their lines carry no such warning.
-fn judged_line(res: &ExperimentResults<'_>, c: &crate::spec::Claim) -> String {
+/// did not converge says so (issue 42 §4), and so does one resting on a choice at a grid's edge
+/// (`edges`: the experiment's). A claim on a timing (seconds per step or iteration) is about
+/// cost, not about where a fit ends: timing specs run a fixed budget of iterations on purpose,
+/// and their lines carry no such warning, but say when their cells were timed on more than
+/// one machine.
+fn judged_line_with(
+    res: &ExperimentResults<'_>,
+    c: &crate::spec::Claim,
+    edges: &[crate::analysis::edges::EdgeCount],
+    caps: &[crate::analysis::edges::CapCount],
+) -> String {
     let mut o = judge(res, c);
     let named = |s: &crate::engine::plan::SolverInstance| {
         [Some(&c.solver), c.versus.as_ref()]
             .into_iter()
             .flatten()
-            .any(|n| *n == s.label || *n == s.series || *n == s.name)
+            .any(|n| s.answers_to(n))
     };
     if res.plan.metric(&c.metric).is_timing(&c.metric) {
         o.detail.push_str(&machines_note(res, c, named));
@@ -255,8 +282,8 @@ fn judged_line(res: &ExperimentResults<'_>, c: &crate::spec::Claim) -> String {
         .filter(|s| named(s))
         .map(|s| s.label.as_str())
         .collect();
-    let capped: Vec<String> = crate::analysis::edges::caps(res)
-        .into_iter()
+    let capped: Vec<String> = caps
+        .iter()
         .filter(|x| x.at_cap > 0 && labels.contains(&x.solver.as_str()))
         .map(|x| {
             format!(
@@ -269,7 +296,7 @@ fn judged_line(res: &ExperimentResults<'_>, c: &crate::spec::Claim) -> String {
         o.detail
             .push_str(&format!(" ⚠ not converged: {}", capped.join("; ")));
     }
-    let edges = crate::analysis::edges::flagged_phrases(res, named);
+    let edges = crate::analysis::edges::flagged_phrases(res, edges, named);
     if !edges.is_empty() {
         o.detail
             .push_str(&format!(" ⚠ tuned on a grid edge: {}", edges.join("; ")));
@@ -502,9 +529,7 @@ pub fn document(sections: &[Section<'_>], profile: Profile) -> Vec<Block> {
                     "Claims ({ready} of {} judged: the others read data sets that still miss cells):",
                     spec.claims.len()
                 )));
-                doc.push(Block::List(
-                    spec.claims.iter().map(|c| judged_line(res, c)).collect(),
-                ));
+                doc.push(Block::List(judged_lines(res, &spec.claims)));
             }
             continue;
         }
@@ -601,9 +626,7 @@ pub fn document(sections: &[Section<'_>], profile: Profile) -> Vec<Block> {
         }
         if !spec.claims.is_empty() {
             doc.push(Block::Para("Claims:".into()));
-            doc.push(Block::List(
-                spec.claims.iter().map(|c| judged_line(res, c)).collect(),
-            ));
+            doc.push(Block::List(judged_lines(res, &spec.claims)));
         }
         let checks = check(res);
         if !checks.is_empty() {
