@@ -83,26 +83,35 @@ const RENDER_CRATES: [&str; 10] = [
     "miniz_oxide",
 ];
 
-/// `DYAD_RENDER_DEPS`: `name version` of each of [`RENDER_CRATES`] in `Cargo.lock`, joined by
-/// `, `: part of a figure's render stamp, so an upgrade that changes pixels but not the SVG
-/// redraws the PNGs.
+/// The crates that encode a tidy table's files (CSV, Parquet and its GZIP pages).
+const TABLE_CRATES: [&str; 5] = ["csv", "csv-core", "parquet", "flate2", "miniz_oxide"];
+
+/// `DYAD_RENDER_DEPS` and `DYAD_TABLE_DEPS`: `name version` of each of [`RENDER_CRATES`]
+/// (resp. [`TABLE_CRATES`]) in `Cargo.lock`, joined by `, `: part of a figure's render stamp
+/// (an upgrade that changes pixels but not the SVG redraws the PNGs) and of a tidy table's
+/// stamp (an encoder upgrade rewrites the tables).
 fn render_deps(root: &Path) {
     let lock = root.join("Cargo.lock");
     println!("cargo:rerun-if-changed={}", lock.display());
     let text = std::fs::read_to_string(&lock).unwrap_or_default();
-    let mut found = Vec::new();
-    let mut name = None;
-    for line in text.lines() {
-        if let Some(n) = line.strip_prefix("name = ") {
-            name = Some(n.trim_matches('"').to_string());
-        } else if let (Some(v), Some(n)) = (line.strip_prefix("version = "), name.take())
-            && RENDER_CRATES.contains(&n.as_str())
-        {
-            found.push(format!("{n} {}", v.trim_matches('"')));
+    for (var, crates) in [
+        ("DYAD_RENDER_DEPS", &RENDER_CRATES[..]),
+        ("DYAD_TABLE_DEPS", &TABLE_CRATES[..]),
+    ] {
+        let mut found = Vec::new();
+        let mut name = None;
+        for line in text.lines() {
+            if let Some(n) = line.strip_prefix("name = ") {
+                name = Some(n.trim_matches('"').to_string());
+            } else if let (Some(v), Some(n)) = (line.strip_prefix("version = "), name.take())
+                && crates.contains(&n.as_str())
+            {
+                found.push(format!("{n} {}", v.trim_matches('"')));
+            }
         }
+        found.sort();
+        println!("cargo:rustc-env={var}={}", found.join(", "));
     }
-    found.sort();
-    println!("cargo:rustc-env=DYAD_RENDER_DEPS={}", found.join(", "));
 }
 
 /// The workspace crates: every `crates/*/Cargo.toml`, with the `dyad-*` names of its

@@ -552,15 +552,21 @@ fn run_and_write(
         summary.by_others,
         summary.datasets_loaded
     );
+    // The tables and figures of the selected experiments; with the report, those it writes
+    // for every experiment (each cell read once).
+    let (report, written) = if with_report {
+        let all = ws.plan(&ws.select_specs(&[])?, args.profile, &ctx)?;
+        let (paths, mut all_written) = ws.report_written(&all, args.profile)?;
+        let selected: std::collections::HashSet<&str> =
+            plans.iter().map(|p| p.spec.id.as_str()).collect();
+        all_written.retain(|w| selected.contains(w.experiment.as_str()));
+        (Some(paths), all_written)
+    } else {
+        (None, ws.outputs(&plans)?)
+    };
     // Cached cells reused although the code that computed them has changed since (the
     // report warns of them too): say how many, and how to check them.
-    let stale: usize = {
-        let cache = ws.cache();
-        plans
-            .iter()
-            .map(|p| ExperimentResults::load(p, &cache).stale_cells())
-            .sum()
-    };
+    let stale: usize = written.iter().map(|w| w.stale).sum();
     if stale > 0 {
         eprintln!(
             "{stale} cached cells were computed by code that has changed since: `dyad run \
@@ -568,7 +574,6 @@ fn run_and_write(
              them per experiment)"
         );
     }
-    let written = ws.outputs(&plans)?;
     // Missing among the requested cells: a limited run leaves the others missing on purpose.
     let missing: usize = match &keys {
         Some(keys) => {
@@ -601,9 +606,7 @@ fn run_and_write(
             );
         }
     }
-    if with_report {
-        let all = ws.plan(&ws.select_specs(&[])?, args.profile, &ctx)?;
-        let [html, md] = ws.report(&all, args.profile)?;
+    if let Some([html, md]) = report {
         eprintln!("report: {} and {}", html.display(), md.display());
     }
     if !summary.failed.is_empty() {

@@ -81,6 +81,9 @@ pub struct Written {
     pub missing: usize,
     /// Composite figures (`[[figures]]`) not drawn, and what each waits for.
     pub figures_waiting: Vec<String>,
+    /// Cached cells computed by code that has changed since
+    /// ([`ExperimentResults::stale_cells`]).
+    pub stale: usize,
 }
 
 /// Cached cells of one kind that no spec refers to (see [`Workspace::orphans`]).
@@ -400,10 +403,28 @@ impl Workspace {
 
     /// Tables (for every complete experiment) and figures into the profile's report directory.
     pub fn outputs(&self, plans: &[Plan]) -> Result<Vec<Written>, HarnessError> {
-        let cache = self.cache();
+        self.outputs_of(&Self::load_digested(plans, &self.cache()))
+    }
+
+    /// Every plan's results with its cells' content digests, read once for all outputs.
+    fn load_digested<'p>(
+        plans: &'p [Plan],
+        cache: &Cache,
+    ) -> Vec<(ExperimentResults<'p>, Vec<Option<String>>)> {
+        plans
+            .iter()
+            .map(|p| ExperimentResults::load_digested(p, cache))
+            .collect()
+    }
+
+    /// [`Workspace::outputs`] of results already read.
+    fn outputs_of(
+        &self,
+        loaded: &[(ExperimentResults<'_>, Vec<Option<String>>)],
+    ) -> Result<Vec<Written>, HarnessError> {
         let mut out = Vec::new();
-        for p in plans {
-            let res = ExperimentResults::load(p, &cache);
+        for (res, digests) in loaded {
+            let p = res.plan;
             let mut w = Written {
                 experiment: p.spec.id.clone(),
                 tables: Vec::new(),
@@ -411,9 +432,10 @@ impl Workspace {
                 pictures: Vec::new(),
                 missing: res.missing(),
                 figures_waiting: Vec::new(),
+                stale: res.stale_cells(),
             };
             if res.complete() {
-                analysis::names::check(&res).map_err(|e| HarnessError::Specs(vec![e]))?;
+                analysis::names::check(res).map_err(|e| HarnessError::Specs(vec![e]))?;
                 let tables = self.results.join("tables").join(p.profile.as_str());
                 // What a run killed while writing tables or figures left behind.
                 engine::cache::remove_dead_temps(&tables);
@@ -421,19 +443,19 @@ impl Workspace {
                     &report::report_dir(&self.results, p.profile).join("figures"),
                 );
                 w.tables = res
-                    .write_tables(&tables)
+                    .write_tables(&tables, digests)
                     .map_err(HarnessError::Other)?
                     .to_vec();
                 let figs = report::report_dir(&self.results, p.profile).join("figures");
                 for plot in &p.spec.spec.plots {
                     let stem = format!("{}-{}", p.spec.id.replace('/', "-"), plot.id);
                     remove_partial(&figs, &stem);
-                    let paths = plots::render(&res, plot, &figs, &stem).map_err(|e| {
+                    let paths = plots::render(res, plot, &figs, &stem).map_err(|e| {
                         HarnessError::Other(format!("{}: plot `{}`: {e}", p.spec.id, plot.id))
                     })?;
                     w.figures.extend(paths);
                 }
-                for a in report::artifacts(&res) {
+                for a in report::artifacts(res) {
                     let (Some(name), Some(png)) = (&a.picture, a.artifact.png()) else {
                         continue;
                     };
@@ -443,11 +465,11 @@ impl Workspace {
                     w.pictures.push(path);
                 }
             } else {
-                w.figures = self.partial_figures(&res)?;
+                w.figures = self.partial_figures(res)?;
             }
             out.push(w);
         }
-        self.composite_figures(plans, &cache, &mut out)?;
+        self.composite_figures(loaded, &mut out)?;
         Ok(out)
     }
 
@@ -484,10 +506,10 @@ impl Workspace {
     /// source spec is not selected is not drawn.
     fn composite_figures(
         &self,
-        plans: &[Plan],
-        cache: &Cache,
+        loaded: &[(ExperimentResults<'_>, Vec<Option<String>>)],
         out: &mut [Written],
     ) -> Result<(), HarnessError> {
+        let plans: Vec<&Plan> = loaded.iter().map(|(r, _)| r.plan).collect();
         for (pi, p) in plans.iter().enumerate() {
             if p.spec.spec.figures.is_empty() {
                 continue;
@@ -532,10 +554,8 @@ impl Workspace {
                         waiting.join(", ")
                     ));
                 }
-                let results: Vec<ExperimentResults<'_>> = sources
-                    .iter()
-                    .map(|&(qi, _)| ExperimentResults::load(&plans[qi], cache))
-                    .collect();
+                let results: Vec<&ExperimentResults<'_>> =
+                    sources.iter().map(|&(qi, _)| &loaded[qi].0).collect();
                 // (source index, plot as drawn): every panel, or while cells are missing the
                 // panels of the complete data sets, titled PARTIAL.
                 let (title, stem, parts): (String, String, Vec<(usize, spec::PlotSpec)>) =
@@ -550,7 +570,7 @@ impl Workspace {
                             .iter()
                             .enumerate()
                             .filter_map(|(i, &(_, plot))| {
-                                complete_part(&results[i], plot).map(|p| (i, p))
+                                complete_part(results[i], plot).map(|p| (i, p))
                             })
                             .collect();
                         if parts.is_empty() {
@@ -563,7 +583,7 @@ impl Workspace {
                         (title, format!("{stem}-partial"), parts)
                     };
                 let pairs: Vec<(&ExperimentResults<'_>, &spec::PlotSpec)> =
-                    parts.iter().map(|(i, plot)| (&results[*i], plot)).collect();
+                    parts.iter().map(|(i, plot)| (results[*i], plot)).collect();
                 let paths = plots::render_figure(&title, &pairs, fig.columns, &figs, &stem)
                     .map_err(|e| {
                         HarnessError::Other(format!("{}: figure `{}`: {e}", p.spec.id, fig.id))
@@ -580,7 +600,18 @@ impl Workspace {
     /// Write the report of `plans` (figures and tables are rewritten first); returns the
     /// paths of `index.html` and `REPORT.md`.
     pub fn report(&self, plans: &[Plan], profile: Profile) -> Result<[PathBuf; 2], HarnessError> {
-        let written = self.outputs(plans)?;
+        Ok(self.report_written(plans, profile)?.0)
+    }
+
+    /// [`Workspace::report`], with what [`Workspace::outputs`] wrote on the way (every cell
+    /// is read once for both).
+    pub fn report_written(
+        &self,
+        plans: &[Plan],
+        profile: Profile,
+    ) -> Result<([PathBuf; 2], Vec<Written>), HarnessError> {
+        let loaded = Self::load_digested(plans, &self.cache());
+        let written = self.outputs_of(&loaded)?;
         // The figures directory holds this report's figures and nothing else: one an earlier
         // report drew (a section that has lost cells since, a plot renamed or removed) would
         // stay beside them, and the report would not be what its cells make of it.
@@ -591,12 +622,11 @@ impl Workspace {
                 .iter()
                 .flat_map(|w| w.figures.iter().chain(&w.pictures)),
         )?;
-        let cache = self.cache();
-        let sections: Vec<report::Section<'_>> = plans
-            .iter()
+        let sections: Vec<report::Section<'_>> = loaded
+            .into_iter()
             .zip(&written)
-            .map(|(p, w)| report::Section {
-                results: ExperimentResults::load(p, &cache),
+            .map(|((results, _), w)| report::Section {
+                results,
                 figures: w
                     .figures
                     .iter()
@@ -628,7 +658,7 @@ impl Workspace {
         }
         engine::cache::write_atomic(&md, report::to_markdown(&doc).as_bytes())
             .map_err(|e| io(&md, e))?;
-        Ok([html, md])
+        Ok(([html, md], written))
     }
 }
 

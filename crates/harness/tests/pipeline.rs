@@ -643,6 +643,40 @@ fn failures_are_reported_and_never_cached() {
     assert_eq!(Cache::new(&g.ws.results).len() + s.skipped + 1, 8);
 }
 
+/// A tidy table is written again exactly when what it is made of changed: a re-run with every
+/// cell cached leaves the files alone (the stamp says they are current), a changed cell or a
+/// missing file rewrites them.
+#[test]
+fn tables_are_rewritten_only_when_their_cells_change() {
+    let f = fixture(SPEC);
+    let (plans, _) = plan_and_run(&f.ws, 2);
+    let written = f.ws.outputs(&plans).unwrap();
+    let csv = written[0].tables[1].clone();
+    let text = std::fs::read_to_string(&csv).unwrap();
+    // Same size, other bytes: only a skipped write leaves this in place.
+    let marked = text.replacen("demo/fig", "DEMO/FIG", 1);
+    assert_ne!(marked, text);
+    std::fs::write(&csv, &marked).unwrap();
+    f.ws.outputs(&plans).unwrap();
+    assert_eq!(std::fs::read_to_string(&csv).unwrap(), marked);
+    // A file of another size is rewritten.
+    std::fs::write(&csv, "x").unwrap();
+    f.ws.outputs(&plans).unwrap();
+    assert_eq!(std::fs::read_to_string(&csv).unwrap(), text);
+    // A changed cell changes the stamp: the table is written again, with the new value.
+    std::fs::write(&csv, &marked).unwrap();
+    let cache = Cache::new(&f.ws.results);
+    let key = &plans[0].cells[0].key;
+    let mut cell = cache.get(key).unwrap();
+    let old = cell.records[0].value;
+    cell.records[0].value = old + 1.0;
+    cache.put(&cell).unwrap();
+    f.ws.outputs(&plans).unwrap();
+    let now = std::fs::read_to_string(&csv).unwrap();
+    assert!(!now.contains("DEMO/FIG"), "{now}");
+    assert!(now.contains(&format!("{:?}", old + 1.0)), "{now}");
+}
+
 #[test]
 fn outputs_tables_figures_report_and_checks() {
     let f = fixture(SPEC);

@@ -143,6 +143,18 @@ impl<'a> ExperimentResults<'a> {
         Self { plan, cells }
     }
 
+    /// [`ExperimentResults::load`] with each cached cell's content digest (aligned with
+    /// `plan.cells`), for stamping what is derived from the cells ([`Self::write_tables`]).
+    pub fn load_digested(plan: &'a Plan, cache: &Cache) -> (Self, Vec<Option<String>>) {
+        let (cells, digests) = (plan.cells.iter())
+            .map(|c| match cache.get_digested(&c.key) {
+                Some((r, d)) => (Some(r), Some(d)),
+                None => (None, None),
+            })
+            .unzip();
+        (Self { plan, cells }, digests)
+    }
+
     /// The task's hold-out selection curve, if it has one.
     pub fn selection(&self) -> Option<SelectionCurve<'static>> {
         self.plan
@@ -639,19 +651,70 @@ impl<'a> ExperimentResults<'a> {
         cols.into_table()
     }
 
-    /// Write `<dir>/<name>.parquet` and `<dir>/<name>.csv` atomically.
-    pub fn write_tables(&self, dir: &Path) -> Result<[PathBuf; 2], String> {
-        let table = self.table();
+    /// Write `<dir>/<name>.parquet` and `<dir>/<name>.csv` atomically, then `<name>.stamp`:
+    /// the [`Self::table_stamp`] of `digests` (the cells' content digests, as
+    /// [`Self::load_digested`] gives them) and the two files' sizes. When the stamp file
+    /// already says exactly that, the tables are what this call would write and are left
+    /// alone (a re-run with every cell cached writes no table).
+    pub fn write_tables(
+        &self,
+        dir: &Path,
+        digests: &[Option<String>],
+    ) -> Result<[PathBuf; 2], String> {
         let name = self.plan.spec.id.replace('/', "-");
         let paths = [
             dir.join(format!("{name}.parquet")),
             dir.join(format!("{name}.csv")),
         ];
+        let stamp_path = dir.join(format!("{name}.stamp"));
+        let stamp = self.table_stamp(digests);
+        let sizes = || -> Option<String> {
+            let len = |p: &PathBuf| std::fs::metadata(p).ok().map(|m| m.len().to_string());
+            Some(format!("{stamp} {} {}\n", len(&paths[0])?, len(&paths[1])?))
+        };
+        if sizes().is_some_and(|want| std::fs::read_to_string(&stamp_path).ok() == Some(want)) {
+            return Ok(paths);
+        }
+        let table = self.table();
         for (p, bytes) in paths.iter().zip([table.parquet()?, table.csv()?]) {
             crate::engine::cache::write_atomic(p, &bytes)
                 .map_err(|e| format!("{}: {e}", p.display()))?;
         }
+        let written = sizes().ok_or_else(|| format!("{}: not written", paths[0].display()))?;
+        crate::engine::cache::write_atomic(&stamp_path, written.as_bytes())
+            .map_err(|e| format!("{}: {e}", stamp_path.display()))?;
         Ok(paths)
+    }
+
+    /// What [`Self::table`]'s files are a function of: the code that builds and encodes them
+    /// (source fingerprints and the versions of the encoding crates), the plan's names
+    /// (experiment, figure, profile, data set ids, solver labels) and each cell's content
+    /// digest (`None`: not cached).
+    pub fn table_stamp(&self, digests: &[Option<String>]) -> String {
+        use sha2::{Digest, Sha256};
+        static CODE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+            crate::registry::fingerprint(&[
+                "harness/src/analysis/results.rs",
+                "harness/src/analysis/tidy.rs",
+            ])
+        });
+        let p = self.plan;
+        let mut h = Sha256::new();
+        let mut put = |s: &str| {
+            h.update(s.as_bytes());
+            h.update([0]);
+        };
+        put(&CODE);
+        put(env!("DYAD_TABLE_DEPS"));
+        put(&p.spec.id);
+        put(&p.spec.spec.figure);
+        put(p.profile.as_str());
+        for (cell, d) in p.cells.iter().zip(digests) {
+            put(&p.datasets[cell.dataset].id);
+            put(&p.solvers[cell.solver].label);
+            put(d.as_deref().unwrap_or("-"));
+        }
+        dyad_datasets::identity::hex(&h.finalize())
     }
 }
 

@@ -286,6 +286,11 @@ impl CellResult {
 /// The cell stored in `path` under `key`, `Ok(None)` when there is no file, or why the file is
 /// not that cell.
 fn read_cell(path: &Path, key: &str) -> Result<Option<CellResult>, Invalid> {
+    Ok(read_digested(path, key)?.map(|(r, _)| r))
+}
+
+/// [`read_cell`] with the SHA-256 of the cell's canonical JSON (checked against the file's).
+fn read_digested(path: &Path, key: &str) -> Result<Option<(CellResult, String)>, Invalid> {
     let Ok(bytes) = std::fs::read(path) else {
         return Ok(None);
     };
@@ -299,7 +304,7 @@ fn read_cell(path: &Path, key: &str) -> Result<Option<CellResult>, Invalid> {
     if r.key != key || r.format != RESULT_FORMAT_VERSION {
         return Err(Invalid::Mismatch);
     }
-    Ok(Some(r))
+    Ok(Some((r, stored.sha256)))
 }
 
 /// What a cell file holds: the cell and the SHA-256 of its canonical JSON.
@@ -520,6 +525,12 @@ impl Cache {
     /// from an incompatible version) is treated as missing and will be recomputed.
     pub fn get(&self, key: &str) -> Option<CellResult> {
         self.check(key).ok().flatten()
+    }
+
+    /// [`Cache::get`] with the SHA-256 of the cell's content: two reads give the same digest
+    /// exactly when they give the same cell (what an output derived from cells is stamped by).
+    pub fn get_digested(&self, key: &str) -> Option<(CellResult, String)> {
+        read_digested(&self.path(key), key).ok().flatten()
     }
 
     /// The cached cell, `Ok(None)` when there is no file, or why the file is not a cell.
