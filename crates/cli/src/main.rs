@@ -582,9 +582,14 @@ fn run_and_write(
         }
         None => written.iter().map(|w| w.missing).sum(),
     };
+    let mut kept = 0;
     for w in written {
         if w.missing == 0 {
-            for f in w.tables.iter().chain(&w.figures) {
+            if w.tables_kept {
+                kept += w.tables.len();
+            }
+            let tables = w.tables.iter().filter(|_| !w.tables_kept);
+            for f in tables.chain(&w.figures) {
                 eprintln!("wrote {}", f.display());
             }
             for f in &w.figures_waiting {
@@ -605,6 +610,9 @@ fn run_and_write(
                 }
             );
         }
+    }
+    if kept > 0 {
+        eprintln!("kept {kept} tables: their stamps say they hold these cells already");
     }
     if let Some([html, md]) = report {
         eprintln!("report: {} and {}", html.display(), md.display());

@@ -74,6 +74,8 @@ pub struct Workspace {
 pub struct Written {
     pub experiment: String,
     pub tables: Vec<PathBuf>,
+    /// The tables were left as they were: their stamp said they hold these cells already.
+    pub tables_kept: bool,
     pub figures: Vec<PathBuf>,
     /// Cells' pictures (see [`engine::cache::Artifact`]).
     pub pictures: Vec<PathBuf>,
@@ -428,6 +430,7 @@ impl Workspace {
             let mut w = Written {
                 experiment: p.spec.id.clone(),
                 tables: Vec::new(),
+                tables_kept: false,
                 figures: Vec::new(),
                 pictures: Vec::new(),
                 missing: res.missing(),
@@ -442,10 +445,11 @@ impl Workspace {
                 engine::cache::remove_dead_temps(
                     &report::report_dir(&self.results, p.profile).join("figures"),
                 );
-                w.tables = res
+                let (paths, kept) = res
                     .write_tables(&tables, digests)
-                    .map_err(HarnessError::Other)?
-                    .to_vec();
+                    .map_err(HarnessError::Other)?;
+                w.tables = paths.to_vec();
+                w.tables_kept = kept;
                 let figs = report::report_dir(&self.results, p.profile).join("figures");
                 for plot in &p.spec.spec.plots {
                     let stem = format!("{}-{}", p.spec.id.replace('/', "-"), plot.id);

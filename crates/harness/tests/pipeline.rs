@@ -651,17 +651,18 @@ fn tables_are_rewritten_only_when_their_cells_change() {
     let f = fixture(SPEC);
     let (plans, _) = plan_and_run(&f.ws, 2);
     let written = f.ws.outputs(&plans).unwrap();
+    assert!(!written[0].tables_kept);
     let csv = written[0].tables[1].clone();
     let text = std::fs::read_to_string(&csv).unwrap();
     // Same size, other bytes: only a skipped write leaves this in place.
     let marked = text.replacen("demo/fig", "DEMO/FIG", 1);
     assert_ne!(marked, text);
     std::fs::write(&csv, &marked).unwrap();
-    f.ws.outputs(&plans).unwrap();
+    assert!(f.ws.outputs(&plans).unwrap()[0].tables_kept);
     assert_eq!(std::fs::read_to_string(&csv).unwrap(), marked);
     // A file of another size is rewritten.
     std::fs::write(&csv, "x").unwrap();
-    f.ws.outputs(&plans).unwrap();
+    assert!(!f.ws.outputs(&plans).unwrap()[0].tables_kept);
     assert_eq!(std::fs::read_to_string(&csv).unwrap(), text);
     // A changed cell changes the stamp: the table is written again, with the new value.
     std::fs::write(&csv, &marked).unwrap();

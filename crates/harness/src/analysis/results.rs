@@ -655,12 +655,13 @@ impl<'a> ExperimentResults<'a> {
     /// the [`Self::table_stamp`] of `digests` (the cells' content digests, as
     /// [`Self::load_digested`] gives them) and the two files' sizes. When the stamp file
     /// already says exactly that, the tables are what this call would write and are left
-    /// alone (a re-run with every cell cached writes no table).
+    /// alone (a re-run with every cell cached writes no table). Returns the two paths and
+    /// whether they were left alone.
     pub fn write_tables(
         &self,
         dir: &Path,
         digests: &[Option<String>],
-    ) -> Result<[PathBuf; 2], String> {
+    ) -> Result<([PathBuf; 2], bool), String> {
         let name = self.plan.spec.id.replace('/', "-");
         let paths = [
             dir.join(format!("{name}.parquet")),
@@ -673,7 +674,7 @@ impl<'a> ExperimentResults<'a> {
             Some(format!("{stamp} {} {}\n", len(&paths[0])?, len(&paths[1])?))
         };
         if sizes().is_some_and(|want| std::fs::read_to_string(&stamp_path).ok() == Some(want)) {
-            return Ok(paths);
+            return Ok((paths, true));
         }
         let table = self.table();
         for (p, bytes) in paths.iter().zip([table.parquet()?, table.csv()?]) {
@@ -683,7 +684,7 @@ impl<'a> ExperimentResults<'a> {
         let written = sizes().ok_or_else(|| format!("{}: not written", paths[0].display()))?;
         crate::engine::cache::write_atomic(&stamp_path, written.as_bytes())
             .map_err(|e| format!("{}: {e}", stamp_path.display()))?;
-        Ok(paths)
+        Ok((paths, false))
     }
 
     /// What [`Self::table`]'s files are a function of: the code that builds and encodes them
