@@ -1085,6 +1085,69 @@ fn estimates_of_a_narrowed_plan_learn_from_every_cell() {
     assert_eq!((e.missing, e.unknown), (2, 2));
 }
 
+/// SPEC with OASIS's C tuned over {0.001, 0.5} on a 30 % hold-out.
+fn tuned_oasis() -> String {
+    SPEC.replace("params = { c = 0.1 }", "tune = { c = [0.001, 0.5] }")
+        .replace(
+            "k_max = 5",
+            "k_max = 5\nearly_stopping = { validation_fraction = 0.3 }",
+        )
+}
+
+/// A cell whose tuning grid changed has no cell of its own to go by: `dyad plan` estimates it
+/// from the same cell cached on the old grid, its model selection scaled by the grids' sizes
+/// (two candidates before, three now), not from the solver's other cells.
+#[test]
+fn estimates_of_a_changed_grid_scale_the_old_grids_selection() {
+    let spec = tuned_oasis();
+    let f = fixture(&spec);
+    let (plans, s) = plan_and_run(&f.ws, 2);
+    assert!(s.ok(), "{:?}", s.failed);
+    let cache = f.ws.cache();
+    let old: Vec<(f64, f64)> = plans[0]
+        .cells
+        .iter()
+        .filter(|c| plans[0].solvers[c.solver].name == "oasis")
+        .map(|c| {
+            let r = cache.get(&c.key).unwrap();
+            assert!(r.selection_seconds > 0.0 && r.selection_seconds <= r.wall_seconds);
+            (r.wall_seconds, r.selection_seconds)
+        })
+        .collect();
+    assert_eq!(old.len(), 2);
+    let exp = f.ws.experiments.join("demo").join("fig.toml");
+    std::fs::write(
+        &exp,
+        spec.replace("c = [0.001, 0.5]", "c = [0.001, 0.5, 5.0]"),
+    )
+    .unwrap();
+    let ctx = f.ws.data_context();
+    let regrid =
+        f.ws.plan(&f.ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
+            .unwrap();
+    let e = &dyad_harness::engine::cluster::estimate(&f.ws, &regrid, &regrid)[0].1;
+    assert_eq!((e.missing, e.unknown), (2, 0));
+    let scaled: Vec<f64> = old.iter().map(|(w, sel)| w - sel + sel * 1.5).collect();
+    // Each of the two missing cells at the mean of the old repeats, scaled.
+    let want = 2.0 * (scaled[0] + scaled[1]) / 2.0;
+    assert!((e.seconds - want).abs() < 1e-9, "{} {want}", e.seconds);
+    // The scaling itself: the rest kept, selection in proportion to the candidates.
+    let r = dyad_harness::engine::cluster::Regridded {
+        wall: 10.0,
+        selection: 6.0,
+        candidates: 2,
+    };
+    assert_eq!(r.seconds_at(3), 13.0);
+    assert_eq!(r.seconds_at(2), 10.0);
+    // An untuned cell has no grid to scale.
+    let untuned = regrid[0]
+        .cells
+        .iter()
+        .find(|c| regrid[0].solvers[c.solver].name == "euclidean")
+        .unwrap();
+    assert!(dyad_harness::engine::cluster::untuned_shape(&untuned.canonical).is_none());
+}
+
 #[test]
 fn a_renamed_task_table_names_its_new_name_and_keeps_cell_keys() {
     // `[protocol.ranking]` was the retrieval task's table: a spec still using it is told the
@@ -1193,12 +1256,7 @@ fn every_committed_spec_parses_and_plans_at_both_profiles() {
 
 #[test]
 fn tuned_parameters_are_chosen_on_the_hold_out_and_recorded() {
-    let spec = SPEC
-        .replace("params = { c = 0.1 }", "tune = { c = [0.001, 0.5] }")
-        .replace(
-            "k_max = 5",
-            "k_max = 5\nearly_stopping = { validation_fraction = 0.3 }",
-        );
+    let spec = tuned_oasis();
     let f = fixture(&spec);
     let (plans, s) = plan_and_run(&f.ws, 2);
     assert!(s.ok(), "{:?}", s.failed);

@@ -360,8 +360,10 @@ pub struct Estimate {
 
 /// For each missing cell of `plans`, the mean wall time of the cached cells of `learn` (the
 /// same plans, or the complete ones when `plans` were narrowed to some cells) of the same
-/// experiment, data set and solver (other repeats), else of the same solver and data set in
-/// any experiment of the profile.
+/// experiment, data set and solver (other repeats); else of the same cell cached with another
+/// tuning grid (e.g. before the grid was extended), its model-selection time scaled by the
+/// ratio of the grids' sizes ([`regridded`]); else of the same solver and data set in any
+/// experiment of the profile.
 pub fn estimate(ws: &Workspace, learn: &[Plan], plans: &[Plan]) -> Vec<(String, Estimate)> {
     let cache = ws.cache();
     // (spec, data set, solver label) -> wall seconds; (data set name, solver name) -> same.
@@ -381,6 +383,8 @@ pub fn estimate(ws: &Workspace, learn: &[Plan], plans: &[Plan]) -> Vec<(String, 
         }
     }
     let mean = |v: &Vec<f64>| v.iter().sum::<f64>() / v.len() as f64;
+    // Read only when some missing cell has no cell of its own to go by.
+    let mut other_grids: Option<BTreeMap<String, Vec<Regridded>>> = None;
     let mut seen = BTreeSet::new();
     plans
         .iter()
@@ -392,10 +396,19 @@ pub fn estimate(ws: &Workspace, learn: &[Plan], plans: &[Plan]) -> Vec<(String, 
                 }
                 e.missing += 1;
                 let (d, s) = (&p.datasets[c.dataset], &p.solvers[c.solver]);
-                match near
-                    .get(&(p.spec.id.clone(), d.id.clone(), s.label.clone()))
-                    .or_else(|| far.get(&(d.resolved.name.to_string(), s.name.to_string())))
-                {
+                if let Some(v) = near.get(&(p.spec.id.clone(), d.id.clone(), s.label.clone())) {
+                    e.seconds += mean(v);
+                    continue;
+                }
+                if let Some((shape, grid)) = untuned_shape(&c.canonical) {
+                    let index = other_grids.get_or_insert_with(|| regridded(&cache));
+                    if let Some(v) = index.get(&shape) {
+                        let scaled: Vec<f64> = v.iter().map(|r| r.seconds_at(grid)).collect();
+                        e.seconds += mean(&scaled);
+                        continue;
+                    }
+                }
+                match far.get(&(d.resolved.name.to_string(), s.name.to_string())) {
                     Some(v) => e.seconds += mean(v),
                     None => e.unknown += 1,
                 }
@@ -403,6 +416,53 @@ pub fn estimate(ws: &Workspace, learn: &[Plan], plans: &[Plan]) -> Vec<(String, 
             (p.spec.id.clone(), e)
         })
         .collect()
+}
+
+/// A cached cell's time split into what a tuning grid's size scales (model selection: one
+/// run per candidate) and the rest.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Regridded {
+    pub wall: f64,
+    pub selection: f64,
+    /// The candidates of its grid.
+    pub candidates: usize,
+}
+
+impl Regridded {
+    /// The cell's time with `candidates` candidates instead of its own.
+    pub fn seconds_at(&self, candidates: usize) -> f64 {
+        let rest = (self.wall - self.selection).max(0.0);
+        rest + self.selection * candidates as f64 / self.candidates.max(1) as f64
+    }
+}
+
+/// A tuned cell's identity without its grid or repeat, and its grid's size: cells equal in
+/// it differ only in the candidates tried (and the split). None for an untuned cell.
+pub fn untuned_shape(canonical: &serde_json::Value) -> Option<(String, usize)> {
+    let candidates = canonical.pointer("/solver/params/tune")?.as_array()?.len();
+    let mut shape = canonical.clone();
+    shape
+        .pointer_mut("/solver/params")?
+        .as_object_mut()?
+        .remove("tune");
+    shape.as_object_mut()?.remove("repeat");
+    Some((shape.to_string(), candidates))
+}
+
+/// Every tuned cell of `cache` by [`untuned_shape`], with its timing.
+fn regridded(cache: &Cache) -> BTreeMap<String, Vec<Regridded>> {
+    let mut index: BTreeMap<String, Vec<Regridded>> = BTreeMap::new();
+    for key in cache.keys() {
+        let Some(r) = cache.get(&key) else { continue };
+        if let Some((shape, candidates)) = untuned_shape(&r.canonical) {
+            index.entry(shape).or_default().push(Regridded {
+                wall: r.wall_seconds,
+                selection: r.selection_seconds,
+                candidates,
+            });
+        }
+    }
+    index
 }
 
 /// The batch scripts of a Slurm submission: the array (one task per manifest cell) and the
