@@ -71,7 +71,8 @@ struct RunArgs {
     quiet: bool,
     /// Cached cells to compute again: `stale` (computed by task, solver or data-provider code
     /// that has changed since: the report's warning) or `all` (e.g. timings on a quiet
-    /// machine). The old cells wait in `<results>/cache/superseded/` until the new ones are
+    /// machine). Each old cell is moved to `<results>/cache/superseded/` when a worker takes it
+    /// up (a run stopped early leaves the others cached) and waits there until the new one is
     /// stored; each is then compared with its replacement record by record, timings aside,
     /// and deleted when the new cell reproduces all of it. With `--executor slurm` they are
     /// moved aside at submission and listed in the manifest with the missing cells.

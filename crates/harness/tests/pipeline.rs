@@ -79,7 +79,7 @@ min = 2.0
 "#;
 
 mod common;
-use common::{fixture, judge_claim, opts, plan_and_run, plan_error, solver_keys};
+use common::{Fixture, fixture, judge_claim, opts, plan_and_run, plan_error, solver_keys};
 
 #[test]
 fn cache_keys_are_stable_and_change_with_parameters_and_data_only() {
@@ -619,28 +619,69 @@ fn the_recorded_cost_adds_up_to_the_cells_wall_time() {
     assert_eq!(c.cells.len(), 3);
 }
 
-#[test]
-fn failures_are_reported_and_never_cached() {
-    // The second data set has too few images per class for the split: its cells fail.
-    let spec = SPEC.replace("[protocol]", &format!("{BAD_AT_RUN}\n[protocol]"));
-    let f = fixture(&spec);
+/// SPEC with a second data set whose 4 cells fail at run time (too few images per class for
+/// the split), planned at the quick profile.
+fn with_failing_cells() -> (Fixture, Vec<dyad_harness::engine::plan::Plan>) {
+    let f = fixture(&SPEC.replace("[protocol]", &format!("{BAD_AT_RUN}\n[protocol]")));
     let ctx = f.ws.data_context();
     let plans =
         f.ws.plan(&f.ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
             .unwrap();
+    (f, plans)
+}
+
+#[test]
+fn failures_are_reported_and_never_cached() {
+    let (f, plans) = with_failing_cells();
     let s = execute(&plans, &opts(&f.ws, 1, true));
     assert_eq!((s.total, s.computed, s.failed.len()), (8, 4, 4));
     assert!(s.failed[0].error.contains("class"), "{}", s.failed[0].error);
     assert_eq!(Cache::new(&f.ws.results).len(), 4);
     // Fail-fast: with one thread the first failure stops the rest.
-    let g = fixture(&spec);
-    let plans =
-        g.ws.plan(&g.ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
-            .unwrap();
+    let (g, plans) = with_failing_cells();
     let s = execute(&plans, &opts(&g.ws, 1, false));
     assert_eq!(s.failed.len(), 1);
     assert!(s.skipped > 0);
     assert_eq!(Cache::new(&g.ws.results).len() + s.skipped + 1, 8);
+}
+
+/// A recomputation that stops early (here fail-fast on a cell that cannot run, taken first
+/// because it has no timing) leaves every cached cell it had not reached in the cache: cells
+/// are moved aside one by one as they are taken up, not all at the start.
+#[test]
+fn a_stopped_recomputation_leaves_the_cells_it_did_not_reach_cached() {
+    use dyad_harness::engine::run::{Recompute, RunOptions};
+    let (f, plans) = with_failing_cells();
+    let s = execute(&plans, &opts(&f.ws, 1, true));
+    assert_eq!((s.computed, s.failed.len()), (4, 4));
+    let cache = Cache::new(&f.ws.results);
+    let before: Vec<String> = cache.keys();
+    let s = execute(
+        &plans,
+        &RunOptions {
+            recompute: Recompute::All,
+            ..opts(&f.ws, 1, false)
+        },
+    );
+    assert_eq!((s.computed, s.failed.len(), s.skipped), (0, 1, 7));
+    assert_eq!(cache.keys(), before);
+    assert!(s.recomputed.is_empty());
+    let aside = f.ws.results.join("cache").join("superseded");
+    assert!(std::fs::read_dir(&aside).map_or(true, |mut d| d.next().is_none()));
+    // With the failing cells out of the way, every cell is computed again and compared.
+    let s = execute(
+        &plans,
+        &RunOptions {
+            recompute: Recompute::All,
+            ..opts(&f.ws, 1, true)
+        },
+    );
+    assert_eq!(s.recomputed.len(), 4);
+    assert!(
+        s.recomputed
+            .iter()
+            .all(|r| r.comparison.as_ref().is_some_and(|c| c.identical()))
+    );
 }
 
 /// A tidy table is written again exactly when what it is made of changed: a re-run with every

@@ -166,7 +166,8 @@ fn interrupted(sig: i32) -> String {
         ": {done} of {pending} cells were computed by this run and are kept in the cache; \
          {released} in progress were abandoned (their claims released, so another run can \
          take them) and {} were not started. Run the same command again to go on: it computes \
-         only what is missing.",
+         only what is missing (a `--recompute` run: every cell it asks for, again; the cells it \
+         had not reached are still cached as they were).",
         pending.saturating_sub(done + released)
     ));
     out

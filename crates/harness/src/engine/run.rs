@@ -1,10 +1,11 @@
 //! Running cells: in parallel (plain threads taking cells in order — longest first where
 //! cached timings tell — each cell in a rayon pool of its own), each stored atomically as soon
 //! as it finishes, failures reported and never cached, fail-fast or `--keep-going`. Rerunning resumes: cached cells are skipped, and a data
-//! set is loaded only if one of its cells must run. `--recompute stale|all` moves cached cells
-//! aside (`cache/superseded/`) and computes them again, then says whether each came out
-//! identical (timings aside) or how it differs; an old cell the new one fully reproduces is
-//! then deleted.
+//! set is loaded only if one of its cells must run. `--recompute stale|all` moves each cached
+//! cell aside (`cache/superseded/`) as a worker takes it up and computes it again, then says
+//! whether each came out identical (timings aside) or how it differs; an old cell the new one
+//! fully reproduces is then deleted. A recomputation stopped early leaves the cells it had not
+//! reached in the cache as they were (and the few in progress aside, for the next run).
 
 use crate::data::Data;
 use crate::engine::cache::{
@@ -13,7 +14,7 @@ use crate::engine::cache::{
 use crate::engine::plan::Plan;
 use crate::engine::provenance::{DYAD_VERSION, git_commit};
 use crate::tasks::CellRun;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -200,7 +201,8 @@ fn execute_filtered(
         ..Default::default()
     };
     let mut pending: Vec<(usize, usize)> = Vec::new();
-    // Cells moved aside to be computed again.
+    // Cells moved aside to be computed again by an earlier run (this run's own are added as
+    // it moves them).
     let mut again: Vec<(usize, usize)> = Vec::new();
     // Cells to compute again: moved aside only once their data has loaded.
     let mut wanted: Vec<((usize, usize), f64)> = Vec::new();
@@ -275,21 +277,16 @@ fn execute_filtered(
             })
             .clone()
     };
-    // A cell is moved aside to be computed again only once the data it needs has loaded: data
-    // that fails (changed in place, moved, damaged) leaves the cached cell where it was.
+    // A cell to compute again is moved aside only when a worker takes it up (`aside`), once the
+    // data it needs has loaded: data that fails (changed in place, moved, damaged) leaves the
+    // cached cell where it was, and a run stopped early leaves the cells it had not reached in
+    // the cache as they were.
+    let mut aside = HashSet::new();
     for ((pi, ci), wall) in wanted {
-        let key = &plans[pi].cells[ci].key;
-        let moved = load(pi, ci)
-            .map_err(|e| format!("{e}; the cached cell is kept"))
-            .and_then(|_| {
-                cache
-                    .supersede(key)
-                    .map_err(|e| format!("moving the cached cell aside to recompute it: {e}"))
-            });
-        match moved {
+        match load(pi, ci).map_err(|e| format!("{e}; the cached cell is kept")) {
             Ok(_) => {
                 timings.own.insert((pi, ci), wall);
-                again.push((pi, ci));
+                aside.insert((pi, ci));
                 pending.push((pi, ci));
             }
             Err(error) => {
@@ -351,6 +348,9 @@ fn execute_filtered(
         }
     };
     cache.clean();
+    let aside = Mutex::new(aside);
+    // Cells this run moved aside, to compare with what replaces them.
+    let moved = Mutex::new(Vec::new());
 
     // One cell: claim it, compute and store it, release the claim. `false` when another run
     // holds it (it is retried later).
@@ -361,6 +361,20 @@ fn execute_filtered(
         }
         let plan = &plans[pi];
         let what = describe(plan, ci);
+        if aside.lock().unwrap().remove(&(pi, ci)) {
+            if let Err(e) = cache.supersede(&plan.cells[ci].key) {
+                let error = format!("moving the cached cell aside to recompute it: {e}");
+                reporter.failed(&what, &error, estimates[&(pi, ci)]);
+                failures.lock().unwrap().push(Failure {
+                    experiment: plan.spec.id.clone(),
+                    cell: what,
+                    error,
+                });
+                abort.store(!opts.keep_going, Ordering::SeqCst);
+                return true;
+            }
+            moved.lock().unwrap().push((pi, ci));
+        }
         let _guard = match cache.claim(&plan.cells[ci].key, &claims) {
             Ok(Claim::Mine(g)) => g,
             Ok(Claim::Cached) => {
@@ -445,6 +459,7 @@ fn execute_filtered(
     summary.skipped = skipped.into_inner();
     summary.datasets_loaded = loaded.into_inner();
     summary.failed.extend(failures.into_inner().unwrap());
+    again.extend(moved.into_inner().unwrap());
     summary.recomputed = compare(again);
     summary
 }
