@@ -79,7 +79,9 @@ min = 2.0
 "#;
 
 mod common;
-use common::{Fixture, fixture, judge_claim, opts, plan_and_run, plan_error, solver_keys};
+use common::{
+    Fixture, fixture, judge_claim, opts, plan_and_run, plan_error, plan_quick, solver_keys,
+};
 
 #[test]
 fn cache_keys_are_stable_and_change_with_parameters_and_data_only() {
@@ -623,10 +625,7 @@ fn the_recorded_cost_adds_up_to_the_cells_wall_time() {
 /// the split), planned at the quick profile.
 fn with_failing_cells() -> (Fixture, Vec<dyad_harness::engine::plan::Plan>) {
     let f = fixture(&SPEC.replace("[protocol]", &format!("{BAD_AT_RUN}\n[protocol]")));
-    let ctx = f.ws.data_context();
-    let plans =
-        f.ws.plan(&f.ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
-            .unwrap();
+    let plans = plan_quick(&f.ws);
     (f, plans)
 }
 
@@ -1162,10 +1161,7 @@ fn estimates_of_a_changed_grid_scale_the_old_grids_selection() {
         spec.replace("c = [0.001, 0.5]", "c = [0.001, 0.5, 5.0]"),
     )
     .unwrap();
-    let ctx = f.ws.data_context();
-    let regrid =
-        f.ws.plan(&f.ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
-            .unwrap();
+    let regrid = plan_quick(&f.ws);
     let e = &dyad_harness::engine::cluster::estimate(&f.ws, &regrid, &regrid)[0].1;
     assert_eq!((e.missing, e.unknown), (2, 0));
     let scaled: Vec<f64> = old.iter().map(|(w, sel)| w - sel + sel * 1.5).collect();

@@ -50,24 +50,25 @@ pub fn plan_error(ws: &Workspace) -> String {
     }
 }
 
+/// Every spec of `ws` planned at the quick profile (panics if it does not plan).
+pub fn plan_quick(ws: &Workspace) -> Vec<dyad_harness::engine::plan::Plan> {
+    let ctx = ws.data_context();
+    ws.plan(&ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
+        .unwrap()
+}
+
 pub fn plan_and_run(
     ws: &Workspace,
     threads: usize,
 ) -> (Vec<dyad_harness::engine::plan::Plan>, RunSummary) {
-    let ctx = ws.data_context();
-    let plans = ws
-        .plan(&ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
-        .unwrap();
+    let plans = plan_quick(ws);
     let s = execute(&plans, &opts(ws, threads, false));
     (plans, s)
 }
 
 /// Every cell of the first spec's quick plan as (solver name, cell key).
 pub fn solver_keys(ws: &Workspace) -> Vec<(String, String)> {
-    let ctx = ws.data_context();
-    let plans = ws
-        .plan(&ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
-        .unwrap();
+    let plans = plan_quick(ws);
     plans[0]
         .cells
         .iter()
