@@ -82,4 +82,8 @@ impl CategoryClassifier for FuncIshLr {
     fn is_iterative(&self) -> bool {
         false
     }
+
+    fn cross_validation(&self) -> Option<&NestedCvConfig> {
+        Some(&self.cv)
+    }
 }

@@ -174,13 +174,38 @@ pub fn harness_solver_sources(name: &str) -> &'static [&'static str] {
 /// harness's dependencies and [`harness_solver_sources`].
 pub fn solver_sources(name: &str) -> Vec<&'static str> {
     let package = package_of(name).unwrap_or_else(|| panic!("unknown solver `{name}`"));
-    let mut dirs = package_sources(package).to_vec();
+    let mut dirs = if package == env!("CARGO_PKG_NAME") && name.starts_with("py:") {
+        let mut d: Vec<&str> = PEER_CRATES
+            .iter()
+            .flat_map(|c| package_sources(c).iter().copied())
+            .collect();
+        d.sort_unstable();
+        d.dedup();
+        d
+    } else {
+        package_sources(package).to_vec()
+    };
     if package == env!("CARGO_PKG_NAME") {
         dirs.retain(|d| *d != "harness/src/");
         dirs.extend_from_slice(harness_solver_sources(name));
     }
     dirs
 }
+
+/// The workspace crates the peer protocol (`harness/src/peers/`) calls: a Python peer's cells
+/// run that protocol, these crates (with their own dependencies) and the peer's script (whose
+/// SHA-256 is in the cells' keys), not the rest of the harness's dependencies, so an edit of
+/// FuncISH's or the tensor ranking's code leaves the peers' cells current. The test
+/// `the_peer_crates_are_the_ones_the_peer_protocol_names` keeps the list complete.
+pub const PEER_CRATES: &[&str] = &[
+    "dyad-core",
+    "dyad-datasets",
+    "dyad-givens",
+    "dyad-kernels",
+    "dyad-loreta",
+    "dyad-metric-baselines",
+    "dyad-oasis",
+];
 
 /// The code fingerprint of solver `name`'s cells: that of the code it runs
 /// ([`solver_sources`]).
@@ -271,7 +296,7 @@ mod tests {
                 assert!(own.contains(p), "{own:?}");
             }
             // The crates the harness's solvers call (OASIS, LORETA, ...) are in.
-            for dep in ["core/src/", "oasis/src/", "loreta/src/", "funcish/src/"] {
+            for dep in ["core/src/", "oasis/src/", "loreta/src/"] {
                 assert!(own.contains(&dep), "{dep}: {own:?}");
             }
             // The report's code is not: editing it leaves their fingerprints alone.
@@ -290,6 +315,42 @@ mod tests {
         ));
         assert!(moves("funcish-lr", "harness/src/funcish_lr.rs"));
         assert!(!moves("funcish-lr", "harness/src/peers/protocol.rs"));
+        // FuncISH's classifier runs dyad-funcish; the peers do not.
+        assert!(moves("funcish-lr", "funcish/src/classify/"));
+        assert!(!moves("py:itml-metric-learn", "funcish/src/classify/"));
+        assert!(!moves("py:itml-metric-learn", "tensor-rank/src/"));
+    }
+
+    /// Every workspace crate the peer protocol's code names is in [`PEER_CRATES`] (with its
+    /// dependencies, the peers' fingerprint covers all the Rust code their cells run).
+    #[test]
+    fn the_peer_crates_are_the_ones_the_peer_protocol_names() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/peers");
+        let mut named = std::collections::BTreeSet::new();
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+            let mut rest = text.as_str();
+            while let Some(i) = rest.find("dyad_") {
+                let tail = &rest[i..];
+                let end = tail
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(tail.len());
+                named.insert(tail[..end].replace('_', "-"));
+                rest = &tail[end..];
+            }
+        }
+        assert!(named.contains("dyad-oasis"), "{named:?}");
+        let covered: std::collections::BTreeSet<&str> = PEER_CRATES
+            .iter()
+            .flat_map(|c| package_sources(c).iter().copied())
+            .collect();
+        for c in &named {
+            let src = format!("{}/src/", c.trim_start_matches("dyad-"));
+            assert!(
+                covered.contains(src.as_str()),
+                "the peer protocol names `{c}`: add it to PEER_CRATES"
+            );
+        }
     }
 
     #[test]

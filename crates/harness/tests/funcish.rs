@@ -488,52 +488,98 @@ fn all_records(
     v
 }
 
-/// The features are kept beside the cells and a later run reads them back instead of
-/// extracting them: the same records, down to the extraction's own `feature_seconds` (a
-/// new extraction would take another time). A damaged copy is extracted again and replaced.
-#[test]
-fn features_are_kept_on_disk_and_read_back_to_the_bit() {
-    let f = fixture(&function_spec());
-    let plans = run(&f.ws, 1);
-    let derived = f.ws.results.join("cache/derived");
-    let stored: Vec<_> = std::fs::read_dir(&derived)
+/// The values kept in `results/cache/derived/` (features, cross-validations).
+fn stored(ws: &Workspace) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(ws.results.join("cache/derived"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "bin"))
         .collect();
-    assert_eq!(stored.len(), 1, "{stored:?}");
-    let size = std::fs::metadata(&stored[0]).unwrap().len();
-    // Every record but the cell's own timings: the extraction's seconds are kept.
+    v.sort();
+    v
+}
+
+fn bits(v: Vec<(String, String, f64)>) -> Vec<(String, String, u64)> {
+    v.into_iter().map(|(a, b, c)| (a, b, c.to_bits())).collect()
+}
+
+/// The features and the cross-validation are kept beside the cells and a later run reads
+/// them back instead of computing them: the same records, down to the extraction's and the
+/// fit's own seconds (`feature_seconds`, `fit_seconds`: a new computation would take another
+/// time). A damaged copy is computed again and replaced.
+#[test]
+fn features_and_fits_are_kept_on_disk_and_read_back_to_the_bit() {
+    let f = fixture(&function_spec());
+    let plans = run(&f.ws, 1);
+    let stored = stored(&f.ws);
+    assert_eq!(
+        stored.len(),
+        2,
+        "features and one cross-validation: {stored:?}"
+    );
+    // Every record but the cell's own timings: the extraction's and the fit's seconds are kept.
     fn kept(m: &str) -> bool {
-        untimed(m) || m == "feature_seconds"
+        untimed(m) || m == "feature_seconds" || m == "fit_seconds"
     }
-    let bits = |v: Vec<(String, String, f64)>| -> Vec<(String, String, u64)> {
-        v.into_iter().map(|(a, b, c)| (a, b, c.to_bits())).collect()
-    };
     let first = all_records(&f.ws, &plans, kept);
     let first_untimed = all_records(&f.ws, &plans, untimed);
     assert!(first.iter().any(|x| x.1.contains("/feature_seconds/")));
+    assert!(first.iter().any(|x| x.1.contains("/fit_seconds/")));
     let cells = f.ws.results.join("cache/cells");
     std::fs::remove_dir_all(&cells).unwrap();
     let again = run(&f.ws, 1);
     assert_eq!(bits(first), bits(all_records(&f.ws, &again, kept)));
 
-    // Damaged: cut short by one byte. Extracted again (the same values), and stored whole.
-    let bytes = std::fs::read(&stored[0]).unwrap();
-    std::fs::write(&stored[0], &bytes[..bytes.len() - 1]).unwrap();
-    std::fs::remove_dir_all(&cells).unwrap();
-    let third = run(&f.ws, 1);
+    // Damaged: cut short by one byte. Computed again (the same values), and stored whole.
+    for path in &stored {
+        let size = std::fs::metadata(path).unwrap().len();
+        let bytes = std::fs::read(path).unwrap();
+        std::fs::write(path, &bytes[..bytes.len() - 1]).unwrap();
+        std::fs::remove_dir_all(&cells).unwrap();
+        let third = run(&f.ws, 1);
+        assert_eq!(
+            bits(first_untimed.clone()),
+            bits(all_records(&f.ws, &third, untimed))
+        );
+        let whole = std::fs::read(path).unwrap();
+        let (body, sum) = whole.split_at(whole.len() - 32);
+        use sha2::Digest;
+        assert_eq!(sha2::Sha256::digest(body).as_slice(), sum);
+        assert!(
+            whole.len() as u64 > size / 2,
+            "{} of {size} bytes",
+            whole.len()
+        );
+    }
+}
+
+/// Fig. 4's functional representation is Fig. 3's cross-validation (the same features, folds
+/// and seed): run together, the two tasks fit it once; the retrieval cells computed after the
+/// gene-function cell equal the ones computed alone, to the bit, and so does the
+/// gene-function cell whose permutation test was added to a fit without one.
+#[test]
+fn the_retrieval_reads_the_gene_function_cross_validation() {
+    let both = fixture(&function_spec());
+    std::fs::write(
+        both.ws.experiments.join("demo/retrieval.toml"),
+        retrieval_spec(),
+    )
+    .unwrap();
+    let plans = run(&both.ws, 2);
     assert_eq!(
-        bits(first_untimed),
-        bits(all_records(&f.ws, &third, untimed))
+        stored(&both.ws).len(),
+        2,
+        "features and one cross-validation"
     );
-    let whole = std::fs::read(&stored[0]).unwrap();
-    let (body, sum) = whole.split_at(whole.len() - 32);
-    use sha2::Digest;
-    assert_eq!(sha2::Sha256::digest(body).as_slice(), sum);
-    assert!(
-        whole.len() as u64 > size / 2,
-        "{} of {size} bytes",
-        whole.len()
-    );
+    let shared = all_records(&both.ws, &plans, untimed);
+
+    // Each task alone, in a results directory of its own.
+    let mut alone = Vec::new();
+    for spec in [function_spec(), retrieval_spec()] {
+        let f = fixture(&spec);
+        alone.extend(all_records(&f.ws, &run(&f.ws, 1), untimed));
+    }
+    alone.sort_by(|x, y| (&x.0, &x.1).cmp(&(&y.0, &y.1)));
+    assert!(shared.iter().any(|x| x.0 == "go-sim") && shared.iter().any(|x| x.0 == "funcish-lr"));
+    assert_eq!(bits(shared), bits(alone));
 }

@@ -302,6 +302,15 @@ pub trait CategoryClassifier: Send + Sync {
     ) -> Result<(), AlgoError>;
 
     fn is_iterative(&self) -> bool;
+
+    /// The nested cross-validation this classifier is, when its `fit` reports exactly
+    /// [`nested_cv`]`(input, cfg, seed)` with `seed` the first `u64` drawn from its `rng`: a
+    /// task may then fit it once without the permutation test and share it between cells on
+    /// the same features and seed, adding the p-values ([`permutation_p_values`]) where
+    /// `cfg.permutations` asks for them. `None` (the default): call `fit`.
+    fn cross_validation(&self) -> Option<&NestedCvConfig> {
+        None
+    }
 }
 
 impl CategoryClassifier for NestedCvConfig {
@@ -325,6 +334,10 @@ impl CategoryClassifier for NestedCvConfig {
 
     fn is_iterative(&self) -> bool {
         false
+    }
+
+    fn cross_validation(&self) -> Option<&NestedCvConfig> {
+        Some(self)
     }
 }
 
@@ -750,32 +763,13 @@ fn nested_cv_in(
         inner_folds_all.push(inner);
     }
 
-    // --- per-category summaries and permutation tests ---
-    let categories: Vec<CategoryResult> = (0..n_cat)
+    // --- per-category summaries (the permutation tests below) ---
+    let mut categories: Vec<CategoryResult> = (0..n_cat)
         .into_par_iter()
         .map(|c| {
             let defined: Vec<f64> = fold_auc[c].iter().flatten().copied().collect();
             let mean_auc =
                 (!defined.is_empty()).then(|| defined.iter().sum::<f64>() / defined.len() as f64);
-            let p_value = if cfg.permutations > 0 && mean_auc.is_some() {
-                let preds: Vec<Vec<f64>> = outer
-                    .iter()
-                    .map(|f| f.iter().map(|&i| probabilities[[i, c]]).collect())
-                    .collect();
-                let labs: Vec<Vec<bool>> = outer
-                    .iter()
-                    .map(|f| f.iter().map(|&i| labels[c][i]).collect())
-                    .collect();
-                let groups: Vec<(&[f64], &[bool])> = preds
-                    .iter()
-                    .zip(&labs)
-                    .map(|(p, l)| (p.as_slice(), l.as_slice()))
-                    .collect();
-                let mut rng = seeded(derive_seed(seed, &format!("funcish/perm/{c}")));
-                grouped_auc_permutation(&groups, cfg.permutations, &mut rng).map(|t| t.p_value)
-            } else {
-                None
-            };
             let inner_skipped = inner_scores[c]
                 .iter()
                 .flatten()
@@ -789,10 +783,18 @@ fn nested_cv_in(
                 chosen_c: chosen_c[c].clone(),
                 inner_scores: inner_scores[c].clone(),
                 inner_skipped,
-                p_value,
+                p_value: None,
             }
         })
         .collect();
+    permutation_test_of(
+        &mut categories,
+        &outer,
+        &labels,
+        &probabilities,
+        cfg.permutations,
+        seed,
+    );
     let fold_mean_auc = (0..k_out)
         .map(|o| {
             let v: Vec<f64> = fold_auc.iter().filter_map(|a| a[o]).collect();
@@ -816,6 +818,87 @@ fn nested_cv_in(
         bias,
         fold_models,
     })
+}
+
+/// The permutation p-values of `result`'s categories (module docs, "Permutation test"), as
+/// [`nested_cv`] with `permutations` would have computed them from the same `seed`: for a
+/// result computed without them (`permutations = 0`) and kept, e.g. shared by several
+/// analyses of the same fits. `positives` are the categories' positive images, as given to
+/// [`nested_cv`]. Categories without an AUC keep `p_value = None`; `permutations = 0` clears
+/// every p-value.
+pub fn permutation_p_values(
+    result: &mut NestedCvResult,
+    positives: &[Vec<usize>],
+    permutations: usize,
+    seed: u64,
+) -> Result<(), AlgoError> {
+    let n = result.probabilities.nrows();
+    if positives.len() != result.categories.len() {
+        return Err(AlgoError::data(format!(
+            "{} categories of positives for a result of {}",
+            positives.len(),
+            result.categories.len()
+        )));
+    }
+    let mut labels = vec![vec![false; n]; positives.len()];
+    for (c, pos) in positives.iter().enumerate() {
+        for &i in pos {
+            if i >= n {
+                return Err(AlgoError::data(format!(
+                    "category {c}: positive image {i} out of range (n = {n})"
+                )));
+            }
+            labels[c][i] = true;
+        }
+    }
+    let NestedCvResult {
+        categories,
+        outer_folds,
+        probabilities,
+        ..
+    } = result;
+    permutation_test_of(
+        categories,
+        outer_folds,
+        &labels,
+        probabilities,
+        permutations,
+        seed,
+    );
+    Ok(())
+}
+
+/// Sets every category's `p_value` from its out-of-fold `probabilities` (`None` without
+/// permutations or without an AUC).
+fn permutation_test_of(
+    categories: &mut [CategoryResult],
+    outer: &[Vec<usize>],
+    labels: &[Vec<bool>],
+    probabilities: &Array2<f64>,
+    permutations: usize,
+    seed: u64,
+) {
+    categories.par_iter_mut().enumerate().for_each(|(c, r)| {
+        r.p_value = if permutations > 0 && r.mean_auc.is_some() {
+            let preds: Vec<Vec<f64>> = outer
+                .iter()
+                .map(|f| f.iter().map(|&i| probabilities[[i, c]]).collect())
+                .collect();
+            let labs: Vec<Vec<bool>> = outer
+                .iter()
+                .map(|f| f.iter().map(|&i| labels[c][i]).collect())
+                .collect();
+            let groups: Vec<(&[f64], &[bool])> = preds
+                .iter()
+                .zip(&labs)
+                .map(|(p, l)| (p.as_slice(), l.as_slice()))
+                .collect();
+            let mut rng = seeded(derive_seed(seed, &format!("funcish/perm/{c}")));
+            grouped_auc_permutation(&groups, permutations, &mut rng).map(|t| t.p_value)
+        } else {
+            None
+        };
+    });
 }
 
 #[cfg(test)]

@@ -641,6 +641,41 @@ fn log_loss_selection_and_bad_data() {
     );
 }
 
+/// The p-values added to a result fitted without permutations are the ones a fit with them
+/// computes, to the bit; `permutations = 0` clears them; a category without an AUC has none.
+#[test]
+fn permutation_p_values_added_later_equal_those_of_the_fit() {
+    let (x, mut positives) = bow_categories(200, 2, 6, 3, 4.0, 21);
+    positives.push(Vec::new()); // no positives: no AUC, no p-value
+    let data = CategoryData {
+        features: x.view(),
+        positives: &positives,
+        genes: None,
+    };
+    let with = nested_cv(&data, &small_cfg(), 7).unwrap();
+    let cfg0 = NestedCvConfig {
+        permutations: 0,
+        ..small_cfg()
+    };
+    let mut later = nested_cv(&data, &cfg0, 7).unwrap();
+    assert!(later.categories.iter().all(|c| c.p_value.is_none()));
+    permutation_p_values(&mut later, &positives, 99, 7).unwrap();
+    assert_eq!(later, with);
+    let defined = with
+        .categories
+        .iter()
+        .filter(|c| c.p_value.is_some())
+        .count();
+    assert!(defined >= 2 && with.categories.last().unwrap().p_value.is_none());
+    permutation_p_values(&mut later, &positives, 0, 7).unwrap();
+    assert!(later.categories.iter().all(|c| c.p_value.is_none()));
+    // the positives must be the result's categories, in range
+    assert!(permutation_p_values(&mut later, &positives[1..], 99, 7).is_err());
+    let mut out_of_range = positives.clone();
+    out_of_range[0].push(200);
+    assert!(permutation_p_values(&mut later, &out_of_range, 99, 7).is_err());
+}
+
 #[test]
 fn the_family_trait_reports_once_and_is_object_safe() {
     use dyad_kernels::fixtures::Models;
@@ -650,6 +685,7 @@ fn the_family_trait_reports_once_and_is_object_safe() {
         ..Default::default()
     });
     assert!(!learner.is_iterative());
+    assert_eq!(learner.cross_validation().map(|c| c.permutations), Some(10));
     let mut obs = Models::<NestedCvResult>::default();
     let data = CategoryData {
         features: x.view(),
