@@ -748,8 +748,8 @@ fn plan_cost(
     say!(
         "profile `{profile}`: {missing} cells to compute, about {} of CPU for the {} with a cached \
          similar cell (same experiment, data set and solver; else the same cell on another \
-         tuning grid, its model selection scaled to this grid's size; else same data set and \
-         solver){}",
+         tuning grid or version, its model selection scaled to this grid's size; else same data \
+         set and solver){}",
         human_seconds(seconds),
         missing - unknown,
         if unknown > 0 {

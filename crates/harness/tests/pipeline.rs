@@ -1176,13 +1176,43 @@ fn estimates_of_a_changed_grid_scale_the_old_grids_selection() {
     };
     assert_eq!(r.seconds_at(3), 13.0);
     assert_eq!(r.seconds_at(2), 10.0);
-    // An untuned cell has no grid to scale.
+    // An untuned cell is a grid of one.
     let untuned = regrid[0]
         .cells
         .iter()
         .find(|c| regrid[0].solvers[c.solver].name == "euclidean")
         .unwrap();
-    assert!(dyad_harness::engine::cluster::untuned_shape(&untuned.canonical).is_none());
+    let (_, one) = dyad_harness::engine::cluster::untuned_shape(&untuned.canonical).unwrap();
+    assert_eq!(one, 1);
+}
+
+/// A cell whose task version was bumped (its key changed) is estimated from the cell the old
+/// version computed, not left without a timing.
+#[test]
+fn estimates_of_a_bumped_version_read_the_old_versions_cell() {
+    let f = fixture(SPEC);
+    let (plans, s) = plan_and_run(&f.ws, 2);
+    assert!(s.ok(), "{:?}", s.failed);
+    let cache = f.ws.cache();
+    let cell = &plans[0].cells[0];
+    // The cell as an older version of the task computed it: another key, version 0.
+    let mut old = cache.get(&cell.key).unwrap();
+    old.canonical["task"]["version"] = serde_json::json!(0);
+    old.key = "0".repeat(64);
+    old.wall_seconds = 1234.0;
+    old.selection_seconds = 0.0;
+    cache.put(&old).unwrap();
+    // Every cell of the plan is gone but that old one.
+    for c in &plans[0].cells {
+        cache.remove(&c.key).unwrap();
+    }
+    let now = plan_quick(&f.ws);
+    let e = &dyad_harness::engine::cluster::estimate(&f.ws, &now, &now)[0].1;
+    assert_eq!(e.missing, now[0].cells.len());
+    // The bumped cell and its other repeat at the old one's time; the other solver's cells
+    // have nothing to go by.
+    assert_eq!(e.missing, 4);
+    assert_eq!((e.seconds, e.unknown), (2.0 * 1234.0, 2), "{e:?}");
 }
 
 #[test]

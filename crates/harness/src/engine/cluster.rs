@@ -361,9 +361,9 @@ pub struct Estimate {
 /// For each missing cell of `plans`, the mean wall time of the cached cells of `learn` (the
 /// same plans, or the complete ones when `plans` were narrowed to some cells) of the same
 /// experiment, data set and solver (other repeats); else of the same cell cached with another
-/// tuning grid (e.g. before the grid was extended), its model-selection time scaled by the
-/// ratio of the grids' sizes ([`regridded`]); else of the same solver and data set in any
-/// experiment of the profile.
+/// tuning grid (e.g. before the grid was extended) or by another version of its task, solver
+/// or data (before a bump), its model-selection time scaled by the ratio of the grids' sizes
+/// ([`regridded`]); else of the same solver and data set in any experiment of the profile.
 pub fn estimate(ws: &Workspace, learn: &[Plan], plans: &[Plan]) -> Vec<(String, Estimate)> {
     let cache = ws.cache();
     // (spec, data set, solver label) -> wall seconds; (data set name, solver name) -> same.
@@ -436,20 +436,28 @@ impl Regridded {
     }
 }
 
-/// A tuned cell's identity without its grid or repeat, and its grid's size: cells equal in
-/// it differ only in the candidates tried (and the split). None for an untuned cell.
+/// A cell's identity without its tuning grid, its repeat and the versions of its task, solver
+/// and data (cells equal in it differ only in the candidates tried, the split, or a version
+/// bump that changed their records), and its grid's size (1 when untuned). None when the
+/// canonical form is not a cell's.
 pub fn untuned_shape(canonical: &serde_json::Value) -> Option<(String, usize)> {
-    let candidates = canonical.pointer("/solver/params/tune")?.as_array()?.len();
     let mut shape = canonical.clone();
-    shape
-        .pointer_mut("/solver/params")?
-        .as_object_mut()?
-        .remove("tune");
-    shape.as_object_mut()?.remove("repeat");
+    let params = shape.pointer_mut("/solver/params")?.as_object_mut()?;
+    let candidates = match params.remove("tune") {
+        Some(t) => t.as_array()?.len(),
+        None => 1,
+    };
+    let top = shape.as_object_mut()?;
+    top.remove("repeat");
+    for part in ["task", "solver", "data"] {
+        if let Some(p) = top.get_mut(part).and_then(|v| v.as_object_mut()) {
+            p.remove("version");
+        }
+    }
     Some((shape.to_string(), candidates))
 }
 
-/// Every tuned cell of `cache` by [`untuned_shape`], with its timing.
+/// Every cell of `cache` by [`untuned_shape`], with its timing.
 fn regridded(cache: &Cache) -> BTreeMap<String, Vec<Regridded>> {
     let mut index: BTreeMap<String, Vec<Regridded>> = BTreeMap::new();
     for key in cache.keys() {
