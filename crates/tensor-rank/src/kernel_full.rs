@@ -30,6 +30,7 @@ use super::{
 };
 use dyad_core::{Control, Flow, Observer, Rng, Schedule, Stepper, drive};
 use dyad_kernels::AlgoError;
+use dyad_kernels::linalg::dot;
 use dyad_kernels::params::{self, Checked, ParamError};
 use dyad_kernels::simd::{Isa, multiversion};
 use ndarray::{Array1, Array2, ArrayView2};
@@ -106,120 +107,165 @@ impl Checked for KernelRankConfig {
     }
 }
 
-/// The full KR problem over antisymmetric `K` (row-major `n²` vector).
-/// Columns of `V` per block of the product `LV` (256 bytes of each row: a block of `V` and
-/// of `LV` together stay within a 1 MB L2 up to `n = 2,000`).
-const COL_BLOCK: usize = 32;
-/// Side of the square tiles of the antisymmetrisation.
-const TILE: usize = 16;
+/// Columns of a row of `LV` formed at once, in registers (32: eight AVX2 vectors).
+const CHUNK: usize = 32;
 
-/// `out = h (LV − (LV)ᵀ)` through `lv = LV`, for `n × n` row-major `v`. `LV` is formed in
-/// column blocks of [`COL_BLOCK`] (a block of `V`, `n × COL_BLOCK`, stays in cache while every
-/// row gathers its neighbours' rows from it), the antisymmetric part over pairs of square
-/// tiles of [`TILE`] (the transposed reads stay in cache). Every entry is computed by the same
+/// `out = h (LV − (LV)ᵀ)` through `lv = LV`, for `n × n` row-major `v`. `LV` is formed row
+/// by row in the order `rows` (a locality order of the graph, so the neighbours' rows of `V`
+/// that a row gathers were read for the rows before it and are still in cache), each row in
+/// chunks of [`CHUNK`] columns summed in registers over the neighbours (their rows stream
+/// through the chunks in address order); the antisymmetric part over pairs of 4 × 4 blocks
+/// transposed in registers. Every entry is computed by the same
 /// operations in the same order as `Laplacian::apply_rows` followed by a plain transpose would
-/// (tested bit for bit), and the pass is compiled per vector width ([`multiversion!`]):
-/// element-wise, so every width gives the same bits.
+/// (tested bit for bit; the order of the rows changes only when each is computed), and the
+/// pass is compiled per vector width ([`multiversion!`]): element-wise, so every width gives
+/// the same bits.
 #[inline(always)]
-fn reg_body<const W: u8>(v: &[f64], lv: &mut [f64], out: &mut [f64], l: &Laplacian, h: f64) {
+fn reg_body<const W: u8>(
+    v: &[f64],
+    lv: &mut [f64],
+    out: &mut [f64],
+    l: &Laplacian,
+    rows: &[usize],
+    h: f64,
+    hess: bool,
+) {
     let n = l.n();
     let deg = l.degree();
-    for c0 in (0..n).step_by(COL_BLOCK) {
-        let c1 = (c0 + COL_BLOCK).min(n);
-        for i in 0..n {
-            let o = &mut lv[i * n + c0..i * n + c1];
-            let d = deg[i];
-            for (ov, &bv) in o.iter_mut().zip(&v[i * n + c0..i * n + c1]) {
-                *ov = d * bv;
-            }
-            let (cols, w) = l.row(i);
+    // `hess`: the Hessian's regulariser term `2 R V` as `hess_apply` of the solver forms it,
+    // `2 (h (a − b)) + t` where `t = +0` off the pairs (the pairs' terms are added after).
+    let finish = |x: f64| if hess { 2.0 * (h * x) + 0.0 } else { h * x };
+    for &i in rows {
+        let d = deg[i];
+        let (cols, w) = l.row(i);
+        let row = i * n;
+        let mut c0 = 0;
+        while c0 + CHUNK <= n {
+            let own: &[f64; CHUNK] = v[row + c0..row + c0 + CHUNK].try_into().expect("chunk");
+            let mut acc = own.map(|x| d * x);
             for (&j, &wij) in cols.iter().zip(w) {
-                let j = j as usize;
-                for (ov, &bv) in o.iter_mut().zip(&v[j * n + c0..j * n + c1]) {
-                    *ov -= wij * bv;
+                let at = j as usize * n + c0;
+                let src: &[f64; CHUNK] = v[at..at + CHUNK].try_into().expect("chunk");
+                for (a, &x) in acc.iter_mut().zip(src) {
+                    *a -= wij * x;
                 }
+            }
+            lv[row + c0..row + c0 + CHUNK].copy_from_slice(&acc);
+            c0 += CHUNK;
+        }
+        let o = &mut lv[row + c0..row + n];
+        for (ov, &x) in o.iter_mut().zip(&v[row + c0..row + n]) {
+            *ov = d * x;
+        }
+        for (&j, &wij) in cols.iter().zip(w) {
+            let at = j as usize * n;
+            for (ov, &x) in o.iter_mut().zip(&v[at + c0..at + n]) {
+                *ov -= wij * x;
             }
         }
     }
-    // Pairs of tiles (I, J), I ≤ J: `out[I, J] = h (A − Bᵀ)` and `out[J, I] = h (B − Aᵀ)` for
-    // `A = lv[I, J]`, `B = lv[J, I]`; the two transposes go through small buffers, so every
-    // read and write of `lv` and `out` runs along a row.
-    let mut ta = [0.0; TILE * TILE];
-    let mut tb = [0.0; TILE * TILE];
-    for i0 in (0..n).step_by(TILE) {
-        let i1 = (i0 + TILE).min(n);
-        for j0 in (i0..n).step_by(TILE) {
-            let j1 = (j0 + TILE).min(n);
-            let (hi, hj) = (i1 - i0, j1 - j0);
-            // ta[j][i] = A[i][j], tb[i][j] = B[j][i].
-            for i in 0..hi {
-                let row = &lv[(i0 + i) * n + j0..(i0 + i) * n + j1];
-                for (j, &a) in row.iter().enumerate() {
-                    ta[j * TILE + i] = a;
-                }
+    // The antisymmetric part by pairs of 4 × 4 blocks (I, J), I ≤ J: `out[I, J] = f(A − Bᵀ)`
+    // and `out[J, I] = f(B − Aᵀ)` for `A = lv[I, J]`, `B = lv[J, I]`, both transposes in
+    // registers; then the last `n % 4` rows and columns entry by entry.
+    let whole = n / 4 * 4;
+    let block = |lv: &[f64], r0: usize, c0: usize| -> [[f64; 4]; 4] {
+        std::array::from_fn(|r| {
+            let at = (r0 + r) * n + c0;
+            lv[at..at + 4].try_into().expect("four")
+        })
+    };
+    for i0 in (0..whole).step_by(4) {
+        for j0 in (i0..whole).step_by(4) {
+            let (a, b) = (block(lv, i0, j0), block(lv, j0, i0));
+            for r in 0..4 {
+                let oa: [f64; 4] = std::array::from_fn(|c| finish(a[r][c] - b[c][r]));
+                let ob: [f64; 4] = std::array::from_fn(|c| finish(b[r][c] - a[c][r]));
+                let (at, bt) = ((i0 + r) * n + j0, (j0 + r) * n + i0);
+                out[at..at + 4].copy_from_slice(&oa);
+                out[bt..bt + 4].copy_from_slice(&ob);
             }
-            for j in 0..hj {
-                let row = &lv[(j0 + j) * n + i0..(j0 + j) * n + i1];
-                for (i, &b) in row.iter().enumerate() {
-                    tb[i * TILE + j] = b;
-                }
-            }
-            for i in 0..hi {
-                let row = (i0 + i) * n;
-                let (o, a) = (&mut out[row + j0..row + j1], &lv[row + j0..row + j1]);
-                for ((o, &a), &b) in o.iter_mut().zip(a).zip(&tb[i * TILE..i * TILE + hj]) {
-                    *o = h * (a - b);
-                }
-            }
-            for j in 0..hj {
-                let row = (j0 + j) * n;
-                let (o, b) = (&mut out[row + i0..row + i1], &lv[row + i0..row + i1]);
-                for ((o, &b), &a) in o.iter_mut().zip(b).zip(&ta[j * TILE..j * TILE + hi]) {
-                    *o = h * (b - a);
-                }
-            }
+        }
+    }
+    for i in 0..n {
+        for j in whole..n {
+            out[i * n + j] = finish(lv[i * n + j] - lv[j * n + i]);
+            out[j * n + i] = finish(lv[j * n + i] - lv[i * n + j]);
         }
     }
 }
 
-multiversion!(reg_pass, reg_body, (v: &[f64], lv: &mut [f64], out: &mut [f64], l: &Laplacian, h: f64) -> ());
+multiversion!(reg_pass, reg_body, (v: &[f64], lv: &mut [f64], out: &mut [f64], l: &Laplacian, rows: &[usize], h: f64, hess: bool) -> ());
 
 /// `out = h (LV − (LV)ᵀ)` for `n × n` row-major `v` (`lv` is scratch of the same size): the
-/// regulariser's operator of full KR, one per CG iteration (benches/tensor_rank.rs).
+/// regulariser's operator of full KR, one per CG iteration (benches/tensor_rank.rs). `rows`
+/// is the order in which the rows of `LV` are formed, a permutation of `0..n` (full KR uses
+/// [`Laplacian::locality_order`]); any order gives the same bits.
 pub fn antisymmetric_regulariser(
     l: &Laplacian,
     h: f64,
     v: &[f64],
+    rows: &[usize],
     lv: &mut [f64],
     out: &mut [f64],
 ) {
-    let n2 = l.n() * l.n();
+    let n = l.n();
+    let n2 = n * n;
     assert!(
         v.len() == n2 && lv.len() == n2 && out.len() == n2,
         "n x n buffers"
     );
-    reg_pass(Isa::detect(), v, lv, out, l, h);
+    let mut seen = vec![false; n];
+    for &i in rows {
+        assert!(i < n && !seen[i], "rows: a permutation of 0..{n}");
+        seen[i] = true;
+    }
+    assert_eq!(rows.len(), n, "rows: a permutation of 0..{n}");
+    reg_pass(Isa::detect(), v, lv, out, l, rows, h, false);
 }
 
+/// The full KR problem over antisymmetric `K` (row-major `n²` vector).
 pub(crate) struct KrProblem {
     l: Laplacian,
     lambda: f64,
     n: usize,
-    /// Flat indices `i n + j` of the pairs, inequality pairs first.
+    /// The pairs `(i, j)`, inequality pairs first.
     pairs: Vec<(usize, usize)>,
+    /// Per pair, the slots of its two entries `i n + j` and `j n + i` among `touched`.
+    slots: Vec<(usize, usize)>,
+    /// The distinct flat indices that the pairs touch, by slot.
+    touched: Vec<usize>,
     n_above: usize,
     lv: RefCell<Array2<f64>>,
+    /// The order in which [`reg_pass`] visits the rows of `LV` (graph neighbours close
+    /// together: the rows of `V` they gather stay in cache).
+    rows: Vec<usize>,
     isa: Isa,
 }
 
 impl KrProblem {
     pub fn new(l: Laplacian, lambda: f64, train: &Pairs) -> Self {
         let n = l.n();
+        let pairs: Vec<(usize, usize)> = train.iter().collect();
+        let mut slot_of = std::collections::HashMap::new();
+        let mut touched = Vec::new();
+        let mut slot = |flat: usize| {
+            *slot_of.entry(flat).or_insert_with(|| {
+                touched.push(flat);
+                touched.len() - 1
+            })
+        };
+        let slots = pairs
+            .iter()
+            .map(|&(i, j)| (slot(i * n + j), slot(j * n + i)))
+            .collect();
         Self {
+            rows: l.locality_order(),
             l,
             lambda,
             n,
-            pairs: train.iter().collect(),
+            pairs,
+            slots,
+            touched,
             n_above: train.above.len(),
             lv: RefCell::new(Array2::zeros((n, n))),
             isa: Isa::detect(),
@@ -254,22 +300,180 @@ impl PairProblem for KrProblem {
     fn reg(&self, v: &[f64], out: &mut [f64]) {
         let mut lv = self.lv.borrow_mut();
         let lvs = lv.as_slice_mut().expect("standard layout");
-        reg_pass(self.isa, v, lvs, out, &self.l, 0.5 * self.lambda);
+        reg_pass(
+            self.isa,
+            v,
+            lvs,
+            out,
+            &self.l,
+            &self.rows,
+            0.5 * self.lambda,
+            false,
+        );
     }
     fn precondition(&self, w: &[f64], r: &[f64], z: &mut [f64]) {
+        self.jacobi(w, z);
+        for (zi, &ri) in z.iter_mut().zip(r) {
+            *zi = jacobi_step(ri, *zi);
+        }
+    }
+    /// [`conjugate_gradients`](super::solver)'s arithmetic to the bit (tested), in fewer
+    /// passes over the `n²` vectors: the Jacobi diagonal once per solve (not once per
+    /// iteration), the Hessian's two terms in one pass ([`Self::hess`]), and the updates of
+    /// `s` and `r`, the preconditioned residual and both dot products in one loop (each dot
+    /// product summed lane by lane as [`dot`] sums it).
+    fn direction(
+        &self,
+        w: &[f64],
+        g: &[f64],
+        rel_tol: f64,
+        max_iter: usize,
+        s: &mut [f64],
+    ) -> Result<u64, AlgoError> {
+        let d = self.dim();
+        let mut diag = vec![0.0; d];
+        self.jacobi(w, &mut diag);
+        let mut m = vec![0.0; self.pairs.len()];
+        let mut t = vec![0.0; self.touched.len()];
+        let mut r: Vec<f64> = g.iter().map(|v| -v).collect();
+        let mut z: Vec<f64> = r
+            .iter()
+            .zip(&diag)
+            .map(|(&r, &q)| jacobi_step(r, q))
+            .collect();
+        let mut q = vec![0.0; d];
+        s.fill(0.0);
+        let target = rel_tol * dot(g, g).sqrt();
+        let mut dir = z.clone();
+        let mut rz = dot(&r, &z);
+        let mut rr = dot(&r, &r);
+        let mut it = 0;
+        while it < max_iter {
+            if rr.sqrt() <= target || rz <= 0.0 {
+                break;
+            }
+            self.hess(w, &dir, &mut m, &mut t, &mut q);
+            let dq = dot(&dir, &q);
+            if dq <= 0.0 {
+                break;
+            }
+            let alpha = rz / dq;
+            let (rz_new, rr_new) = cg_update(self.isa, alpha, &dir, &q, &diag, s, &mut r, &mut z);
+            let beta = rz_new / rz;
+            (rz, rr) = (rz_new, rr_new);
+            cg_direction(self.isa, beta, &z, &mut dir);
+            it += 1;
+        }
+        Ok(it as u64)
+    }
+}
+
+/// One element of the Jacobi preconditioner: `r / diag`, or `r` where the diagonal is not
+/// positive.
+#[inline(always)]
+fn jacobi_step(r: f64, diag: f64) -> f64 {
+    // Both sides computed, then chosen: a select, which vectorises.
+    let scaled = r / diag;
+    if diag > 0.0 { scaled } else { r }
+}
+
+/// `s += α dir`, `r −= α q`, `z = M⁻¹ r` (Jacobi), returning `(r·z, r·r)`, each summed as
+/// [`dot`] sums it: element `k` into lane `k % 4` over the whole chunks of four, the rest in
+/// order, then `(l0 + l1) + (l2 + l3) + rest`. Element-wise apart from those fixed sums, so
+/// every vector width ([`multiversion!`]) gives the same bits.
+#[inline(always)]
+fn cg_update_body<const W: u8>(
+    alpha: f64,
+    dir: &[f64],
+    q: &[f64],
+    diag: &[f64],
+    s: &mut [f64],
+    r: &mut [f64],
+    z: &mut [f64],
+) -> (f64, f64) {
+    let (mut rz, mut rr) = ([0.0f64; 4], [0.0f64; 4]);
+    let whole = dir.len() / 4 * 4;
+    let chunks = s[..whole]
+        .chunks_exact_mut(4)
+        .zip(r[..whole].chunks_exact_mut(4))
+        .zip(z[..whole].chunks_exact_mut(4))
+        .zip(dir.chunks_exact(4).zip(q.chunks_exact(4)))
+        .zip(diag.chunks_exact(4));
+    for ((((sc, rc), zc), (dc, qc)), gc) in chunks {
+        for lane in 0..4 {
+            sc[lane] += alpha * dc[lane];
+            rc[lane] -= alpha * qc[lane];
+            zc[lane] = jacobi_step(rc[lane], gc[lane]);
+            rz[lane] += rc[lane] * zc[lane];
+            rr[lane] += rc[lane] * rc[lane];
+        }
+    }
+    for k in whole..dir.len() {
+        s[k] += alpha * dir[k];
+        r[k] -= alpha * q[k];
+        z[k] = jacobi_step(r[k], diag[k]);
+    }
+    let rz_rest: f64 = r[whole..].iter().zip(&z[whole..]).map(|(x, y)| x * y).sum();
+    let rr_rest: f64 = r[whole..].iter().zip(&r[whole..]).map(|(x, y)| x * y).sum();
+    (
+        (rz[0] + rz[1]) + (rz[2] + rz[3]) + rz_rest,
+        (rr[0] + rr[1]) + (rr[2] + rr[3]) + rr_rest,
+    )
+}
+
+multiversion!(cg_update, cg_update_body, (alpha: f64, dir: &[f64], q: &[f64], diag: &[f64], s: &mut [f64], r: &mut [f64], z: &mut [f64]) -> (f64, f64));
+
+/// `dir = z + β dir`, element-wise ([`multiversion!`]).
+#[inline(always)]
+fn cg_direction_body<const W: u8>(beta: f64, z: &[f64], dir: &mut [f64]) {
+    for (dk, &zk) in dir.iter_mut().zip(z) {
+        *dk = zk + beta * *dk;
+    }
+}
+
+multiversion!(cg_direction, cg_direction_body, (beta: f64, z: &[f64], dir: &mut [f64]) -> ());
+
+impl KrProblem {
+    /// The diagonal of the Hessian for active weights `w` (as the Jacobi preconditioner
+    /// reads it): `λ (D_ii + D_jj)`, plus `w_k` at both entries of pair `k`.
+    fn jacobi(&self, w: &[f64], diag: &mut [f64]) {
         let n = self.n;
         let deg = self.l.degree();
         for i in 0..n {
             for j in 0..n {
-                z[i * n + j] = self.lambda * (deg[i] + deg[j]);
+                diag[i * n + j] = self.lambda * (deg[i] + deg[j]);
             }
         }
         for (&wk, &(i, j)) in w.iter().zip(&self.pairs) {
-            z[i * n + j] += wk;
-            z[j * n + i] += wk;
+            diag[i * n + j] += wk;
+            diag[j * n + i] += wk;
         }
-        for (zi, &ri) in z.iter_mut().zip(r) {
-            *zi = if *zi > 0.0 { ri / *zi } else { ri };
+    }
+
+    /// `out = H v = 2 R v + 2 Σ_k w_k a_k(v) ∇a_k`, with `hess_apply`'s arithmetic to the
+    /// bit: the regulariser's pass writes `2 (R v) + 0` everywhere (what `2 R v + t` is where
+    /// the pairs' term `t` is `+0`), then the pairs' entries get their term, summed per
+    /// entry in pair order as [`PairProblem::adjoint`] sums it (`t` is never `−0`, so adding
+    /// it to `2 (R v) + 0` or to `2 (R v)` gives the same bits). `m` (per pair) and `t` (per
+    /// touched entry) are scratch.
+    fn hess(&self, w: &[f64], v: &[f64], m: &mut [f64], t: &mut [f64], out: &mut [f64]) {
+        for ((mk, &wk), &(i, j)) in m.iter_mut().zip(w).zip(&self.pairs) {
+            *mk = v[i * self.n + j];
+            *mk *= 2.0 * wk;
+        }
+        t.fill(0.0);
+        for (&mk, &(a, b)) in m.iter().zip(&self.slots) {
+            t[a] += 0.5 * mk;
+            t[b] -= 0.5 * mk;
+        }
+        {
+            let mut lv = self.lv.borrow_mut();
+            let lvs = lv.as_slice_mut().expect("standard layout");
+            let h = 0.5 * self.lambda;
+            reg_pass(self.isa, v, lvs, out, &self.l, &self.rows, h, true);
+        }
+        for (&flat, &tk) in self.touched.iter().zip(t.iter()) {
+            out[flat] += tk;
         }
     }
 }
@@ -421,23 +625,29 @@ pub const SOLVER: dyad_kernels::SolverEntry = dyad_kernels::SolverEntry {
 #[cfg(test)]
 mod tests {
     use super::super::graph::{GraphSpec, knn};
-    use super::super::testkit::{final_model, planted_classes};
+    use super::super::testkit::{Planted, final_model, planted_classes};
     use super::*;
     use dyad_core::kendall::kendall_tau;
     use dyad_core::seeded;
     use rand::Rng as _;
 
-    #[test]
-    fn blocked_regulariser_equals_the_plain_product_and_transpose_bit_for_bit() {
-        // n = 150 is neither a multiple of the column block (128) nor of the tile (32).
-        let data = planted_classes(150, 3, 3, 7);
+    /// Three planted classes of `n` points and their symmetrised `k`-NN graph's Laplacian.
+    fn planted_graph(n: usize, seed: u64, k: usize) -> (Planted, Laplacian) {
+        let data = planted_classes(n, 3, 3, seed);
         let spec = GraphSpec {
-            k: 6,
+            k,
             connect: Connect::Or,
             sigma: Sigma::Adaptive,
             threads: 1,
         };
-        let l = Laplacian::from_knn(&knn(data.input.x.view(), 6, 1).unwrap(), &spec).unwrap();
+        let l = Laplacian::from_knn(&knn(data.input.x.view(), k, 1).unwrap(), &spec).unwrap();
+        (data, l)
+    }
+
+    #[test]
+    fn blocked_regulariser_equals_the_plain_product_and_transpose_bit_for_bit() {
+        // n = 150 is neither a multiple of the chunk (32) nor of the blocks (4).
+        let (data, l) = planted_graph(150, 7, 6);
         let lambda = 0.3;
         let p = KrProblem::new(l.clone(), lambda, &data.input.train);
         let n = 150;
@@ -447,19 +657,25 @@ mod tests {
         let mut lv = Array2::zeros((n, n));
         l.apply_rows(v.view(), lv.view_mut());
         let want = (&lv - &lv.t()) * (0.5 * lambda);
-        for isa in Isa::available() {
-            let mut got = vec![0.0; n * n];
-            let mut lv = vec![0.0; n * n];
-            reg_pass(
-                isa,
-                v.as_slice().unwrap(),
-                &mut lv,
-                &mut got,
-                &l,
-                0.5 * lambda,
-            );
-            for (g, w) in got.iter().zip(want.iter()) {
-                assert_eq!(g.to_bits(), w.to_bits(), "{isa:?}");
+        let data_order: Vec<usize> = (0..n).collect();
+        let reversed: Vec<usize> = (0..n).rev().collect();
+        for rows in [&data_order, &reversed, &l.locality_order()] {
+            for isa in Isa::available() {
+                let mut got = vec![0.0; n * n];
+                let mut lv = vec![0.0; n * n];
+                reg_pass(
+                    isa,
+                    v.as_slice().unwrap(),
+                    &mut lv,
+                    &mut got,
+                    &l,
+                    rows,
+                    0.5 * lambda,
+                    false,
+                );
+                for (g, w) in got.iter().zip(want.iter()) {
+                    assert_eq!(g.to_bits(), w.to_bits(), "{isa:?}");
+                }
             }
         }
         let mut got = vec![0.0; n * n];
@@ -468,15 +684,51 @@ mod tests {
     }
 
     #[test]
+    fn fused_hessian_and_cg_solve_are_the_generic_ones_to_the_bit() {
+        // n = 149: the blocks of four and the dot products' lanes both leave a remainder.
+        for (n, lambda) in [(149, 0.3), (150, 1e-4)] {
+            let (data, l) = planted_graph(n, 11, 6);
+            let mut p = KrProblem::new(l, lambda, &data.input.train);
+            let mut rng = seeded(n as u64);
+            // Active weights as the Newton step makes them (0 or 1), and a few others.
+            let w: Vec<f64> = (0..p.n_pairs())
+                .map(|k| [0.0, 1.0, 1.0, 0.5][k % 4])
+                .collect();
+            let antisymmetric = |rng: &mut dyad_core::Rng| {
+                let a = Array2::from_shape_fn((n, n), |_| rng.random_range(-1.0..1.0));
+                (&a - &a.t()).into_raw_vec_and_offset().0
+            };
+            let (v, g) = (antisymmetric(&mut rng), antisymmetric(&mut rng));
+            for isa in Isa::available() {
+                p.isa = isa;
+                let (mut m, mut t) = (vec![0.0; p.n_pairs()], vec![0.0; n * n]);
+                let mut want = vec![0.0; n * n];
+                crate::solver::hess_apply(&p, &w, &v, &mut m, &mut t, &mut want);
+                let mut tt = vec![0.0; p.touched.len()];
+                let mut got = vec![0.0; n * n];
+                p.hess(&w, &v, &mut m, &mut tt, &mut got);
+                for (k, (a, b)) in got.iter().zip(&want).enumerate() {
+                    assert_eq!(a.to_bits(), b.to_bits(), "H v at {k}, {isa:?}, n = {n}");
+                }
+                for (rel, cap) in [(1e-6, 400), (1e-2, 400), (1e-12, 7)] {
+                    let mut want = vec![0.0; n * n];
+                    let want_it =
+                        crate::solver::conjugate_gradients(&p, &w, &g, rel, cap, &mut want);
+                    let mut got = vec![0.0; n * n];
+                    let got_it = p.direction(&w, &g, rel, cap, &mut got).unwrap();
+                    assert_eq!(got_it, want_it, "CG iterations, {isa:?}, n = {n}");
+                    assert!(want_it > 1, "the solve iterates");
+                    for (k, (a, b)) in got.iter().zip(&want).enumerate() {
+                        assert_eq!(a.to_bits(), b.to_bits(), "s at {k}, {isa:?}, n = {n}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn kr_gradient_matches_finite_differences_in_the_antisymmetric_subspace() {
-        let data = planted_classes(24, 3, 3, 2);
-        let spec = GraphSpec {
-            k: 4,
-            connect: Connect::Or,
-            sigma: Sigma::Adaptive,
-            threads: 1,
-        };
-        let l = Laplacian::from_knn(&knn(data.input.x.view(), 4, 1).unwrap(), &spec).unwrap();
+        let (data, l) = planted_graph(24, 2, 4);
         let pairs = &data.input.train;
         let lambda = 0.2;
         let p = KrProblem::new(l.clone(), lambda, pairs);

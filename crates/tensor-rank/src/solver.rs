@@ -197,7 +197,7 @@ pub(crate) trait PairProblem {
 }
 
 /// `out = H s = 2 R s + 2 Σ_k w_k a_k(s) ∇a_k`, with scratch `m` (margins) and `t`.
-fn hess_apply<P: PairProblem + ?Sized>(
+pub(crate) fn hess_apply<P: PairProblem + ?Sized>(
     p: &P,
     w: &[f64],
     s: &[f64],
@@ -221,7 +221,7 @@ fn dotv(a: &[f64], b: &[f64]) -> f64 {
 }
 
 /// Preconditioned CG for `H s = −g`, from `s = 0`, until `‖r‖ ≤ rel_tol ‖g‖` or `max_iter`.
-fn conjugate_gradients<P: PairProblem + ?Sized>(
+pub(crate) fn conjugate_gradients<P: PairProblem + ?Sized>(
     p: &P,
     w: &[f64],
     g: &[f64],
