@@ -342,10 +342,33 @@ fn warm_path(c: &mut Criterion) {
 /// every group) can select `group`: setup work printed outside criterion's timing (the fits
 /// of [`kr_fit`]) is skipped when another group is asked for.
 fn selected(group: &str) -> bool {
-    let filters: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with('-'))
-        .collect();
+    // Criterion's options that take a value as the next argument (`--save-baseline main`):
+    // that value is no filter.
+    const WITH_VALUE: [&str; 14] = [
+        "--save-baseline",
+        "--baseline",
+        "--load-baseline",
+        "--sample-size",
+        "--warm-up-time",
+        "--measurement-time",
+        "--nresamples",
+        "--noise-threshold",
+        "--confidence-level",
+        "--significance-level",
+        "--plotting-backend",
+        "--output-format",
+        "--color",
+        "--profile-time",
+    ];
+    let mut filters = Vec::new();
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        if WITH_VALUE.contains(&a.as_str()) {
+            args.next();
+        } else if !a.starts_with('-') {
+            filters.push(a);
+        }
+    }
     filters.is_empty()
         || filters
             .iter()
