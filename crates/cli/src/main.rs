@@ -794,6 +794,7 @@ fn recorded_cost(
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     say!("{}", cost::wall_line(&c, cores));
     for (title, rows, limit) in [
+        ("by kind", &c.kinds, usize::MAX),
         ("by paper", &c.papers, usize::MAX),
         ("by spec (largest first)", &c.specs, 15),
         ("by paper and solver (largest first)", &c.solvers, 15),

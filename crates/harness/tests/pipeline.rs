@@ -1,10 +1,12 @@
 //! The harness end to end on small specs: cache keys, resume, determinism, failures, outputs.
 
 use dyad_harness::Workspace;
+use dyad_harness::analysis::cost::{OUR_CHECKS, PAPERS_FIGURES};
 use dyad_harness::analysis::results::ExperimentResults;
 use dyad_harness::engine::cache::Cache;
 use dyad_harness::engine::run::execute;
 use dyad_harness::registry::{self, SOURCE_FINGERPRINTS, fingerprint_in};
+use dyad_harness::spec::Origin;
 use dyad_harness::spec::profile::Profile;
 use std::path::Path;
 
@@ -592,8 +594,28 @@ fn the_recorded_cost_adds_up_to_the_cells_wall_time() {
         f.ws.plan(&f.ws.select_specs(&[]).unwrap(), Profile::Quick, &ctx)
             .unwrap(),
     );
+    // The second copy is a check of ours (`origin = "ours"`): the cells the paper's figure
+    // also names stay the paper's, whichever spec comes first.
+    twice[0].spec.spec.origin = Origin::Ours;
     let c = dyad_harness::analysis::cost::recorded(&twice, &cache);
     assert_eq!((c.total.cells, c.total.recorded), (4, 4));
+    let kinds: Vec<(&str, usize, usize)> = c
+        .kinds
+        .iter()
+        .map(|k| (k.name.as_str(), k.cells, k.recorded))
+        .collect();
+    assert_eq!(kinds, [(PAPERS_FIGURES, 4, 4), (OUR_CHECKS, 0, 0)]);
+    assert_eq!(c.kinds[0].phases, c.total.phases);
+    // Named by our check alone, they are ours.
+    let ours = dyad_harness::analysis::cost::recorded(&twice[..1], &cache);
+    assert_eq!((ours.kinds[0].cells, ours.kinds[1].cells), (0, 4));
+    assert_eq!(ours.kinds[1].phases, c.total.phases);
+    assert!(
+        dyad_harness::analysis::cost::kinds_line(&ours)
+            .starts_with("the papers' figures and tables 0 s (0 of 0 cells), our checks"),
+        "{}",
+        dyad_harness::analysis::cost::kinds_line(&ours)
+    );
     let wall: f64 = plans[0]
         .cells
         .iter()

@@ -400,8 +400,9 @@ pub fn document(sections: &[Section<'_>], profile: Profile) -> Vec<Block> {
         let computed: Vec<&ExperimentResults<'_>> = sections.iter().map(|s| &s.results).collect();
         let cost = crate::analysis::cost::of_results(&computed);
         format!(
-            "{}; {}",
+            "{}; by kind, {}; {}",
             crate::analysis::cost::summary_line(&cost.total),
+            crate::analysis::cost::kinds_line(&cost),
             crate::analysis::cost::wall_line(&cost, 2)
         )
     };

@@ -30,6 +30,12 @@ pub struct Spec {
     pub figure: String,
     #[serde(default)]
     pub description: String,
+    /// `"paper"` (default): a figure or table of the paper; `"ours"`: a check of the
+    /// reproduction (a sensitivity, a peer, a speed or a stand-in diagnostic) that the paper
+    /// did not run. Its claims are ours too, and its cost is counted apart (`dyad plan
+    /// --cost`, the report's header), so what the paper's own figures take stays visible.
+    #[serde(default)]
+    pub origin: Origin,
     /// Another spec of the same paper (its file stem) whose data sets, protocol, solvers and
     /// choices this one inherits: the two share every cell.
     #[serde(default)]
@@ -865,6 +871,7 @@ impl LoadedSpec {
                 paper: String::new(),
                 figure: String::new(),
                 description: String::new(),
+                origin: Origin::Paper,
                 extends: None,
                 choices: Vec::new(),
                 datasets: Vec::new(),
@@ -1242,6 +1249,15 @@ impl LoadedSpec {
                 format!("claim `{}`: {msg}", c.id),
             )
         };
+        if self.spec.origin == Origin::Ours && c.origin == Origin::Paper {
+            return Err(at(
+                "origin",
+                "this spec is ours (`origin = \"ours\"`: a check the paper did not run), so its \
+                 claims are ours too: add `origin = \"ours\"` to the claim, or judge the \
+                 paper's words in a spec of the paper's figure"
+                    .into(),
+            ));
+        }
         let blank = |v: &Option<String>| v.as_deref().is_none_or(|s| s.trim().is_empty());
         match c.origin {
             Origin::Paper => {
@@ -1636,6 +1652,23 @@ name = "oasis"
 
     pub(crate) fn line_of_key(src: &str, key: &str) -> usize {
         src.lines().position(|l| l.starts_with(key)).unwrap() + 1
+    }
+
+    #[test]
+    fn a_spec_of_ours_holds_only_claims_of_ours() {
+        assert_eq!(parse(MINIMAL).unwrap().spec.origin, Origin::Paper);
+        let ours = |claim: &str| with_claim(claim).replacen("title", "origin = \"ours\"\ntitle", 1);
+        let s = parse(&ours("origin = \"ours\"\n")).unwrap();
+        assert_eq!(s.spec.origin, Origin::Ours);
+        // The paper's words in a check of ours: an error at the claim that says what to do.
+        let src = ours("quote = \"the paper's words\"\nsection = \"JMLR §5\"\n");
+        let e = parse(&src).unwrap_err();
+        let claim = line_of_key(&src, "[[claims]]");
+        assert!(e.line.unwrap() >= claim, "{e}\n{src}");
+        assert!(
+            e.to_string().contains("claim `c`: this spec is ours"),
+            "{e}"
+        );
     }
 
     #[test]
