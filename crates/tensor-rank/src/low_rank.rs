@@ -486,7 +486,9 @@ fn gram_pair(
     mirror_lower(&mut m);
 }
 
-/// The strict lower triangle of a square matrix copied onto the upper one.
+/// The strict lower triangle of a square matrix copied onto the upper one (`dyad-kernels` has
+/// a tiled one, private; exporting it would change that crate's source and so the fingerprint
+/// of every learner's cells, for a `p × p` copy).
 fn mirror_lower(x: &mut ArrayViewMut2<'_, f64>) {
     for i in 0..x.nrows() {
         for j in i + 1..x.ncols() {
