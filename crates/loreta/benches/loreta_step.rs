@@ -118,6 +118,54 @@ fn bench(c: &mut Criterion) {
             },
         );
     }
+    // The label-ranking step of the ImageNet figures (F8, F10): score every label of an image
+    // (`A (B^T p)`, which applies the last step's deferred write to `A`), then step along
+    // `u p^T` (`u`: five relevant labels and the violator; `p`: 300 of 1,000 visual words, as
+    // the stand-in's images). 1,660 labels, as the 1,000-leaf stand-in.
+    let (labels, words) = (1_660, 1_000);
+    for k in [50, 400] {
+        let mut rng = seeded(3);
+        let (a, b) = (
+            gaussian(labels, k, 1.0, &mut rng),
+            gaussian(words, k, 1.0, &mut rng),
+        );
+        let mut state = Loreta1::new(a, b, PinvTolerances::default()).expect("full rank");
+        let draws: Vec<(CsVec<f64>, Vec<usize>)> = (0..256)
+            .map(|_| {
+                let p = random_sparse(words, 300, &mut rng);
+                let mut u: Vec<usize> = random_sparse(labels, 6, &mut rng).indices().to_vec();
+                u.sort_unstable();
+                (p, u)
+            })
+            .collect();
+        let mut scores = vec![0.0; labels];
+        let mut i = 0usize;
+        group.bench_with_input(
+            BenchmarkId::new(
+                "loreta1_labels",
+                format!("labels={labels},words={words},k={k}"),
+            ),
+            &k,
+            |bch, _| {
+                bch.iter(|| {
+                    let (p, u) = &draws[i % draws.len()];
+                    i += 1;
+                    state.score_labels((p.indices(), p.data()), &mut scores);
+                    let values: Vec<f64> = (0..u.len())
+                        .map(|j| if j == 0 { -5.0 } else { 1.0 })
+                        .collect();
+                    black_box(
+                        state
+                            .step(
+                                ScaledSparse::new(u, &values, eta),
+                                ScaledSparse::new(p.indices(), p.data(), 1.0),
+                            )
+                            .expect("finite step"),
+                    );
+                })
+            },
+        );
+    }
     let (n, k) = (10_000, 50);
     let mut rng = seeded(2);
     let mut psd = Loreta1Psd::new(gaussian(n, k, 1.0, &mut rng), PinvTolerances::default())

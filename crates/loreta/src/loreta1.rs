@@ -37,11 +37,15 @@
 //! `B^{+T}`), which applies the last step's rank-one/rank-two row updates and then reads the
 //! updated row for this step (row by row, so this step still sees the complete old factors).
 //! The deferred write is `O(n + k)` of state (`proj`, `nv`, `g`, `d`, `r1`, `r2`). Everything
-//! that reads the model goes through it: the gathers of the next step, [`Loreta1::bilinear`]
-//! and [`Loreta1::score_labels`] (the losses of the learners) rebuild the few rows they need
-//! with the same floating-point operations as the pass, and [`Loreta1::model`],
-//! [`Loreta1::flush`] and the safeguards apply it. The trajectory is therefore the same bits
-//! whenever (and whether) the model is flushed (tested), e.g. at checkpoints. About
+//! that reads the model goes through it: the gathers of the next step and
+//! [`Loreta1::bilinear`] (the triplet losses) rebuild the few rows they need with the same
+//! floating-point operations as the pass, and [`Loreta1::model`], [`Loreta1::flush`] and the
+//! safeguards apply it. [`Loreta1::score_labels`] (the label losses), which reads every row
+//! of `A`, applies the `A` half of the write in place, and the next pass then skips `A`
+//! (bench `loreta_step/loreta1_labels`, 1,660 labels x 1,000 words, scoring and step: 2.56
+//! -> 1.33-1.65 ms at rank 400, 264 -> 170-200 us at rank 50, one run each on a noisy
+//! machine; a rank-400 F8 cell's model selection 165 -> 113-123 s, the same bits). The trajectory is therefore the same bits whenever (and whether) the model is
+//! flushed or the labels are scored (tested), e.g. at checkpoints. About
 //! `12 (n + m) k` flops per step; the literal Algorithm 7 ([`super::pinv::rank_one_update`])
 //! would add a pass over each factor. The closed forms are checked against the literal
 //! algorithm (and both against SVD pseudo-inverses) in the tests.
@@ -162,6 +166,9 @@ struct Side {
     /// Two rows of scratch for rows read with the deferred write applied.
     row_f: Vec<f64>,
     row_p: Vec<f64>,
+    /// Whether the deferred write's `F += a3 d^T` part is already applied (by
+    /// [`Loreta1::score_labels`], which reads every row of `A` anyway), leaving only `F^{+T}`'s.
+    f_done: bool,
 }
 
 impl Side {
@@ -184,6 +191,7 @@ impl Side {
             y: Coef::Zero,
             row_f: vec![0.0; k],
             row_p: vec![0.0; k],
+            f_done: false,
         }
     }
 
@@ -209,19 +217,47 @@ impl Side {
 }
 
 /// Rows `i` of `F` and `F^{+T}` as they are once the deferred write is applied (the same
-/// operations as the writing pass, so the same bits), into `side.row_f`, `side.row_p`.
-fn updated_rows(f: &[f64], fp: &[f64], k: usize, i: usize, pending: bool, side: &mut Side) {
-    let mut rf = std::mem::take(&mut side.row_f);
-    let mut rp = std::mem::take(&mut side.row_p);
-    rf.copy_from_slice(&f[i * k..(i + 1) * k]);
-    rp.copy_from_slice(&fp[i * k..(i + 1) * k]);
-    if pending {
-        let (a3, x, y) = side.deferred(i, side.deferred_g(i));
-        axpy(&mut rf, a3, &side.d);
-        axpy2(&mut rp, x, &side.r1, y, &side.r2);
+/// operations as the writing pass, so the same bits: `y + a x` written out instead of a copy
+/// and an `axpy`), into `side.row_f` and, with `with_p`, `side.row_p`.
+fn updated_rows(
+    f: &[f64],
+    fp: &[f64],
+    k: usize,
+    i: usize,
+    pending: bool,
+    with_p: bool,
+    side: &mut Side,
+) {
+    let (fr, pr) = (&f[i * k..(i + 1) * k], &fp[i * k..(i + 1) * k]);
+    if !pending {
+        side.row_f.copy_from_slice(fr);
+        if with_p {
+            side.row_p.copy_from_slice(pr);
+        }
+        return;
     }
-    side.row_f = rf;
-    side.row_p = rp;
+    let (a3, x, y) = side.deferred(i, side.deferred_g(i));
+    let Side {
+        row_f,
+        row_p,
+        d,
+        r1,
+        r2,
+        f_done,
+        ..
+    } = side;
+    if *f_done {
+        row_f.copy_from_slice(fr);
+    } else {
+        for ((o, &v), &dj) in row_f.iter_mut().zip(fr).zip(d.iter()) {
+            *o = v + a3 * dj;
+        }
+    }
+    if with_p {
+        for (((o, &v), &u), &w) in row_p.iter_mut().zip(pr).zip(r1.iter()).zip(r2.iter()) {
+            *o = v + (x * u + y * w);
+        }
+    }
 }
 
 /// `own = F^+ g` and `cross = F^T g` with the deferred write applied: `O(nnz(g) k)`.
@@ -229,7 +265,7 @@ fn gather(f: &[f64], fp: &[f64], k: usize, g: ScaledSparse<'_>, pending: bool, s
     side.own.fill(0.0);
     side.cross.fill(0.0);
     for (&i, &v) in g.indices.iter().zip(g.values) {
-        updated_rows(f, fp, k, i, pending, side);
+        updated_rows(f, fp, k, i, pending, true, side);
         let Side {
             own,
             cross,
@@ -308,8 +344,10 @@ fn fused_pass_body<const W: u8>(
         coefs: pc,
         x: px,
         y: py,
+        f_done,
         ..
     } = side;
+    let write_f = !*f_done;
     nh.fill(0.0);
     let (mut nv2, mut w2, mut c2) = (0.0, 0.0, 0.0);
     let (mut next, mut pnext) = (0, 0);
@@ -327,7 +365,9 @@ fn fused_pass_body<const W: u8>(
                 Coef::W => wp,
                 Coef::Nv => np,
             };
-            axpy(frow, pc.p * pp + pc.q * gp, dd);
+            if write_f {
+                axpy(frow, pc.p * pp + pc.q * gp, dd);
+            }
             update_dot2::<W>(prow, pick(*px), r1, pick(*py), r2, cross, d)
         } else {
             dot2::<W>(prow, cross, d)
@@ -356,7 +396,9 @@ fn write_pass_body<const W: u8>(f: &mut [f64], fp: &mut [f64], k: usize, side: &
     {
         let gp = next_value(&side.g_idx, &side.g_val, 1.0, &mut pnext, i);
         let (a3, x, y) = side.deferred(i, gp);
-        axpy(frow, a3, &side.d);
+        if !side.f_done {
+            axpy(frow, a3, &side.d);
+        }
         axpy2(prow, x, &side.r1, y, &side.r2);
     }
 }
@@ -472,6 +514,8 @@ impl Loreta1 {
             &self.side_b,
         );
         self.pending = false;
+        self.side_a.f_done = false;
+        self.side_b.f_done = false;
     }
 
     /// The model, with every step applied.
@@ -517,7 +561,7 @@ impl Loreta1 {
         );
         out.fill(0.0);
         for (&i, &v) in idx.iter().zip(val) {
-            updated_rows(f, fp, k, i, pending, side);
+            updated_rows(f, fp, k, i, pending, false, side);
             axpy(out, v, &side.row_f);
         }
     }
@@ -532,24 +576,30 @@ impl Loreta1 {
         dot(&u, &v)
     }
 
-    /// The scores `W x` of every row label of the current model (`O(nnz(x) k + n k)`, no
-    /// flush; the same bits as [`LabelScorer::score_labels`](super::LabelScorer) after a
-    /// flush).
+    /// The scores `W x` of every row label of the current model (`O(nnz(x) k + n k)`; the
+    /// same bits as [`LabelScorer::score_labels`](super::LabelScorer) after a flush). It reads
+    /// every row of `A`, so it applies the deferred write's `A` part on the way (the same
+    /// row operation as the writing pass), and the next step's pass then leaves `A` alone:
+    /// one pass over `A` a step instead of two, and none over `A^{+T}` here.
     pub fn score_labels(&mut self, x: (&[usize], &[f64]), out: &mut [f64]) {
         let k = self.model.rank();
         let mut c = vec![0.0; k];
         self.project_current(false, x.0, x.1, &mut c);
-        let pending = self.pending;
-        let a = self.model.a().as_slice().expect("standard layout");
-        let ap = self.ap.as_slice().expect("standard layout");
+        let write = self.pending && !self.side_a.f_done;
         let side = &mut self.side_a;
-        for (i, o) in out.iter_mut().enumerate() {
-            if pending {
-                updated_rows(a, ap, k, i, true, side);
-                *o = dot(&side.row_f, &c);
-            } else {
-                *o = dot(&a[i * k..(i + 1) * k], &c);
+        let (a, _) = self.model.factors_mut();
+        let a = a.as_slice_mut().expect("standard layout");
+        let mut at = 0;
+        for (i, (o, row)) in out.iter_mut().zip(a.chunks_exact_mut(k)).enumerate() {
+            if write {
+                let gi = next_value(&side.g_idx, &side.g_val, 1.0, &mut at, i);
+                let (a3, _, _) = side.deferred(i, gi);
+                axpy(row, a3, &side.d);
             }
+            *o = dot(row, &c);
+        }
+        if write {
+            side.f_done = true;
         }
     }
 
@@ -660,6 +710,7 @@ impl Loreta1 {
                 side.g_idx.extend_from_slice(g.indices);
                 side.g_val.clear();
                 side.g_val.extend(g.values.iter().map(|&v| g.scale * v));
+                side.f_done = false;
             };
         defer(sa, &sb.own, g1, branch_a, na);
         defer(sb, &sa.own, g2, branch_b, nb);
@@ -1202,21 +1253,39 @@ mod tests {
     #[test]
     fn deferred_writes_give_the_same_bits_whenever_they_are_flushed() {
         // The same gradient stream, with the model read (flushed) after every step, every
-        // seventh step, or only at the end: identical factors, pseudo-inverses and scores.
+        // seventh step, or only at the end, and the labels scored (which applies the
+        // deferred write's A part) before every step, every third one or never: identical
+        // factors, pseudo-inverses and scores.
         let mut rng = seeded(8);
         let (a, b) = (random(N, K, &mut rng), random(M, K, &mut rng));
         let grads: Vec<(SparseVec, SparseVec)> = (0..60)
             .map(|_| (sparse(N, 0.3, &mut rng), sparse(M, 0.3, &mut rng)))
             .collect();
-        let run = |every: usize| {
+        let run = |every: usize, score_every: usize| {
             let mut st = Loreta1::new(a.clone(), b.clone(), PinvTolerances::default()).unwrap();
-            let mut seen = Vec::new();
+            let (mut seen, mut labels_seen) = (Vec::new(), Vec::new());
             let mut labels = vec![0.0; N];
             for (t, (g1, g2)) in grads.iter().enumerate() {
                 // The scores the learners compute before a step, from the current model.
-                seen.push(st.bilinear((&g1.indices, &g1.values), (&g2.indices, &g2.values)));
-                st.score_labels((&g2.indices, &g2.values), &mut labels);
-                seen.extend_from_slice(&labels);
+                let (q, p) = (
+                    (&g1.indices[..], &g1.values[..]),
+                    (&g2.indices[..], &g2.values[..]),
+                );
+                seen.push(st.bilinear(q, p));
+                if t % score_every == 0 {
+                    st.score_labels(p, &mut labels);
+                    labels_seen.extend_from_slice(&labels);
+                    // Read again once the A part is applied: the same bits.
+                    seen.push(st.bilinear(q, p));
+                    st.score_labels(p, &mut labels);
+                    labels_seen.extend_from_slice(&labels);
+                } else {
+                    // Scored on a copy, so this run's state keeps the whole deferred write.
+                    seen.push(st.bilinear(q, p));
+                    st.clone().score_labels(p, &mut labels);
+                    labels_seen.extend_from_slice(&labels);
+                    labels_seen.extend_from_slice(&labels);
+                }
                 st.step(
                     ScaledSparse::new(&g1.indices, &g1.values, 0.2),
                     ScaledSparse::new(&g2.indices, &g2.values, 1.0),
@@ -1227,17 +1296,30 @@ mod tests {
                 }
             }
             let model = st.model().clone();
-            (model, st.a_pinv_t().clone(), st.b_pinv_t().clone(), seen)
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            (
+                model,
+                st.a_pinv_t().clone(),
+                st.b_pinv_t().clone(),
+                bits(&seen),
+                bits(&labels_seen),
+            )
         };
-        let always = run(1);
-        for every in [7, usize::MAX] {
-            let other = run(every);
+        let always = run(1, 1);
+        for (every, score_every) in [
+            (7, 1),
+            (usize::MAX, 1),
+            (1, 3),
+            (7, 3),
+            (usize::MAX, usize::MAX),
+        ] {
+            let other = run(every, score_every);
             assert_eq!(other.0.a(), always.0.a());
             assert_eq!(other.0.b(), always.0.b());
             assert_eq!(other.1, always.1);
             assert_eq!(other.2, always.2);
-            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-            assert_eq!(bits(&other.3), bits(&always.3));
+            assert_eq!(other.3, always.3);
+            assert_eq!(other.4, always.4);
         }
         // And the scores of the current model are those of the flushed model.
         let mut st = Loreta1::new(a.clone(), b.clone(), PinvTolerances::default()).unwrap();
