@@ -44,8 +44,9 @@
 //! of `A`, applies the `A` half of the write in place, and the next pass then skips `A`
 //! (bench `loreta_step/loreta1_labels`, 1,660 labels x 1,000 words, scoring and step: 2.56
 //! -> 1.33-1.65 ms at rank 400, 264 -> 170-200 us at rank 50, one run each on a noisy
-//! machine; a rank-400 F8 cell's model selection 165 -> 113-123 s, the same bits). The trajectory is therefore the same bits whenever (and whether) the model is
-//! flushed or the labels are scored (tested), e.g. at checkpoints. About
+//! machine; a rank-400 F8 cell's model selection 165 -> 113-123 s, the same bits). The
+//! trajectory is therefore the same bits whenever (and whether) the model is flushed or the
+//! labels are scored (tested), e.g. at checkpoints. About
 //! `12 (n + m) k` flops per step; the literal Algorithm 7 ([`super::pinv::rank_one_update`])
 //! would add a pass over each factor. The closed forms are checked against the literal
 //! algorithm (and both against SVD pseudo-inverses) in the tests.

@@ -41,7 +41,7 @@
 //! `s = sqrt(|beta|) w`, so `A` stays exactly symmetric. Cost per update: `O(d nnz(z))` for
 //! `w` and `O(d^2)` for the rank-one update (measured at `d = 1000` on one core: about
 //! 0.3–0.55 ms, i.e. 1,800–3,500 updates per second, for rows with 35–300 non-zeros; a pair
-//! that incurs no loss costs only the `O(d nnz(z))` product). Both loops are compiled per
+//! that incurs no loss costs only the `O(d nnz(z))` product). The update is compiled per
 //! vector width (the same bits at each): bench `lego_update` on 2026-12-08, one run each,
 //! 163–228 µs against 215–328 µs before. A queue applying the updates lazily row by row (the
 //! same bits, a row kept in cache across several updates) was measured slower at d = 2,000
@@ -74,6 +74,7 @@ use dyad_core::{
     Flow, LabeledSet, Observer, Rng, Schedule, Scorer, SparseVec, drive, sparse, steps,
 };
 use dyad_kernels::params::{self, Checked, ParamError};
+use dyad_kernels::queued::rows_times;
 use dyad_kernels::simd::{Isa, multiversion};
 use dyad_kernels::{AlgoError, Ranker};
 use rand::Rng as _;
@@ -228,18 +229,8 @@ pub fn lego_target_distance(yhat: f64, y: f64, eta: f64) -> (f64, f64) {
 fn mul_sparse(m: &Mahalanobis, z: &SparseVec, out: &mut Vec<f64>) {
     let d = m.dim();
     let a = m.matrix().as_slice().expect("standard layout");
-    out.clear();
     out.resize(d, 0.0);
-    rows_times(Isa::detect(), a, d, &z.indices, &z.values, out);
-}
-
-#[inline(always)]
-fn rows_times_body<const W: u8>(a: &[f64], d: usize, idx: &[usize], val: &[f64], out: &mut [f64]) {
-    for (&k, &zk) in idx.iter().zip(val) {
-        for (o, &akj) in out.iter_mut().zip(&a[k * d..(k + 1) * d]) {
-            *o += zk * akj;
-        }
-    }
+    rows_times(a, d, &z.indices, &z.values, out);
 }
 
 /// `A <- A + sign s s^T`: `O(d^2)`, exactly symmetric (entry `(i, j)` is `(sign s_i) s_j`).
@@ -259,10 +250,9 @@ fn rank_one_body<const W: u8>(a: &mut [f64], d: usize, s: &[f64], sign: f64) {
     }
 }
 
-// Both loops are element-wise (each entry one multiply and one add, no fused multiply-add),
-// so every width gives the same bits (tested); the widest one runs. At d = 2,000 the
-// rank-one update is over 90 % of a LEGO cell (perf on LORETA F6's 2,000-word cell).
-multiversion!(rows_times, rows_times_body, (a: &[f64], d: usize, idx: &[usize], val: &[f64], out: &mut [f64]) -> ());
+// Element-wise (each entry one multiply and one add, no fused multiply-add), so every width
+// gives the same bits (tested); the widest one runs. At d = 2,000 the rank-one update is over
+// 90 % of a LEGO cell (perf on LORETA F6's 2,000-word cell), `A z` the rest.
 multiversion!(rank_one, rank_one_body, (a: &mut [f64], d: usize, s: &[f64], sign: f64) -> ());
 
 /// The step from `A_t` given `w = A_t z` and `yhat = z^T w`, toward target `y`; returns `ybar`.
@@ -610,7 +600,7 @@ mod tests {
             let mut out = vec![0.0; d];
             for (t, v) in s.iter().enumerate() {
                 rank_one(isa, &mut a, d, v, if t % 2 == 0 { 1.0 } else { -1.0 });
-                rows_times(isa, &a, d, &idx, &val, &mut out);
+                rows_times(&a, d, &idx, &val, &mut out);
             }
             let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             (bits(&a), bits(&out))
